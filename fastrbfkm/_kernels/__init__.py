@@ -1,0 +1,40 @@
+"""Numba CPU kernels: pure functions on validated, C-contiguous float arrays.
+
+Nothing here validates its input; the public functions in
+:mod:`fastrbfkm.objective` do that once, at the boundary.
+"""
+
+from .assignment import ENTMAX15, HARD, SOFTMAX, assign_logits, hard_assign, responsibilities
+from .distances import squared_distances
+from .entmax import entmax15_backward
+from .softmax import softmax_backward
+from .update import (
+    INERTIA,
+    N_SUMMARY,
+    OBJECTIVE,
+    OFF_WINNER_MAX,
+    SOFT,
+    SUPPORT,
+    SUPPORT_MAX,
+    block_stats,
+)
+
+__all__ = [
+    "ENTMAX15",
+    "HARD",
+    "INERTIA",
+    "N_SUMMARY",
+    "OBJECTIVE",
+    "OFF_WINNER_MAX",
+    "SOFT",
+    "SOFTMAX",
+    "SUPPORT",
+    "SUPPORT_MAX",
+    "assign_logits",
+    "block_stats",
+    "entmax15_backward",
+    "hard_assign",
+    "responsibilities",
+    "softmax_backward",
+    "squared_distances",
+]

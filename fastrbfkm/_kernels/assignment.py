@@ -1,0 +1,126 @@
+"""Row assignments (hard, softmax, entmax15) and the kernels that return them.
+
+Every assignment is computed from a row of energies ``e`` (squared distances,
+or ``-Z`` for logits) at temperature ``sigma``. ``assign_row`` is the single
+dispatcher that the dense kernels here and the fused statistics kernel share.
+"""
+
+import numpy as np
+from numba import njit, prange
+
+from .chunks import BLOCK_ROWS, chunk_bounds, n_chunks
+from .distances import prepare_centers, sqdist_rows
+from .entmax import entmax15_row
+from .softmax import softmax_row
+
+HARD = 0
+SOFTMAX = 1
+ENTMAX15 = 2
+
+
+@njit(cache=True)
+def row_argmin(e):
+    """``(min, argmin)`` of a row; ties go to the lowest index."""
+    best = e[0]
+    arg = 0
+    for j in range(1, e.shape[0]):
+        if e[j] < best:
+            best = e[j]
+            arg = j
+    return np.float64(best), arg
+
+
+@njit(cache=True)
+def assign_row(mode, e, sigma, r, work):
+    """Fill ``r`` (float64, length k) with the row's assignment.
+
+    Returns ``(free_energy, emin, winner)``: the row's free energy
+    ``sum_k r_k e_k - sigma * H(r)``, its minimum energy and its argmin.
+    ``sigma == 0`` is the hard limit for every mode.
+    """
+    emin, arg = row_argmin(e)
+    if mode == HARD or sigma == 0.0:
+        r[:] = 0.0
+        r[arg] = 1.0
+        return emin, emin, arg
+    if mode == SOFTMAX:
+        return softmax_row(e, emin, sigma, r), emin, arg
+    return entmax15_row(e, emin, sigma, r, work), emin, arg
+
+
+@njit(cache=True, parallel=True)
+def hard_assign(X, C, w):
+    """Labels (ties to the lowest index), each row's minimum squared distance
+    (X's dtype) and the weighted inertia ``sum_i w_i min_k D_ik`` (float64).
+
+    ``w`` of length 0 means unit weights.
+    """
+    n, d = X.shape
+    k = C.shape[0]
+    mu, Ct, cnorm = prepare_centers(C)
+    labels = np.empty(n, dtype=np.int64)
+    mind = np.empty(n, dtype=X.dtype)
+    chunks = n_chunks(n, 1)
+    partial = np.zeros(chunks)
+    for c in prange(chunks):
+        start, stop = chunk_bounds(n, chunks, c)
+        xbuf = np.empty(d, dtype=X.dtype)
+        D = np.empty((BLOCK_ROWS, k), dtype=X.dtype)
+        acc = 0.0
+        for b in range(start, stop, BLOCK_ROWS):
+            e = min(stop, b + BLOCK_ROWS)
+            sqdist_rows(X, b, e, mu, Ct, cnorm, xbuf, D)
+            for i in range(b, e):
+                dmin, arg = row_argmin(D[i - b])
+                labels[i] = arg
+                mind[i] = dmin
+                acc += dmin * (w[i] if w.shape[0] else 1.0)
+        partial[c] = acc
+    inertia = 0.0
+    for c in range(chunks):
+        inertia += partial[c]
+    return labels, mind, inertia
+
+
+@njit(cache=True, parallel=True)
+def responsibilities(X, C, sigma, mode):
+    """Dense ``(n, k)`` responsibilities in X's dtype."""
+    n, d = X.shape
+    k = C.shape[0]
+    mu, Ct, cnorm = prepare_centers(C)
+    out = np.empty((n, k), dtype=X.dtype)
+    chunks = n_chunks(n, 0)
+    for c in prange(chunks):
+        start, stop = chunk_bounds(n, chunks, c)
+        xbuf = np.empty(d, dtype=X.dtype)
+        D = np.empty((BLOCK_ROWS, k), dtype=X.dtype)
+        r = np.empty(k)
+        work = np.empty(k)
+        for b in range(start, stop, BLOCK_ROWS):
+            e = min(stop, b + BLOCK_ROWS)
+            sqdist_rows(X, b, e, mu, Ct, cnorm, xbuf, D)
+            for i in range(b, e):
+                assign_row(mode, D[i - b], sigma, r, work)
+                for j in range(k):
+                    out[i, j] = r[j]
+    return out
+
+
+@njit(cache=True, parallel=True)
+def assign_logits(Z, mode):
+    """Row-wise softmax or entmax15 of logits ``Z`` (temperature 1), Z's dtype."""
+    n, k = Z.shape
+    out = np.empty_like(Z)
+    chunks = n_chunks(n, 0)
+    for c in prange(chunks):
+        start, stop = chunk_bounds(n, chunks, c)
+        e = np.empty(k)
+        r = np.empty(k)
+        work = np.empty(k)
+        for i in range(start, stop):
+            for j in range(k):
+                e[j] = -np.float64(Z[i, j])
+            assign_row(mode, e, 1.0, r, work)
+            for j in range(k):
+                out[i, j] = r[j]
+    return out

@@ -1,0 +1,106 @@
+"""Fused responsibilities -> weighted sufficient statistics, one pass over X.
+
+For one temperature and assignment, rows are processed block by block: their
+squared distances, their responsibilities and their contributions to
+``N_k = sum_i w_i r_ik``, ``S_k = sum_i w_i r_ik x_i`` and the objective are
+formed and folded into per-chunk partial sums, which are then reduced in
+chunk order. No ``(n, k)`` array is ever held.
+"""
+
+import numpy as np
+from numba import njit, prange
+
+from .assignment import HARD, assign_row, row_argmin
+from .chunks import BLOCK_ROWS, chunk_bounds, n_chunks
+from .distances import prepare_centers, sqdist_rows
+
+#: Entries of the scalar summary returned by :func:`block_stats`.
+OBJECTIVE = 0  # sum_i w_i [sum_k r_ik D_ik - sigma H(r_i)]
+INERTIA = 1  # sum_i w_i min_k D_ik at the given centers
+SUPPORT = 2  # sum_i w_i |{k : r_ik > 0}|
+SOFT = 3  # sum_i w_i [row i is not one-hot]
+OFF_WINNER_MAX = 4  # max_i (1 - r_i,winner), computed as the mass off the winner
+SUPPORT_MAX = 5  # max_i |{k : r_ik > 0}|
+N_SUMMARY = 6
+
+
+@njit(cache=True, parallel=True)
+def block_stats(X, C, w, sigma, mode, with_stats):
+    """Return ``(N, S, summary)`` for the assignment ``mode`` at ``sigma``.
+
+    ``N`` is ``(k,)`` and ``S`` is ``(k, d)``, both float64 (zeros when
+    ``with_stats`` is False, which skips their accumulation); ``summary`` is
+    the float64 vector indexed by the constants of this module. ``w`` of
+    length 0 means unit weights.
+    """
+    n, d = X.shape
+    k = C.shape[0]
+    hard = mode == HARD or sigma == 0.0
+    mu, Ct, cnorm = prepare_centers(C)
+    chunks = n_chunks(n, k * (d + 1))
+    N_part = np.zeros((chunks, k))
+    S_part = np.zeros((chunks, k, d) if with_stats else (chunks, 0, 0))
+    sum_part = np.zeros((chunks, N_SUMMARY))
+    for c in prange(chunks):
+        start, stop = chunk_bounds(n, chunks, c)
+        xbuf = np.empty(d, dtype=X.dtype)
+        D = np.empty((BLOCK_ROWS, k), dtype=X.dtype)
+        r = np.empty(k)
+        work = np.empty(k)
+        N = N_part[c]
+        S = S_part[c]
+        acc = sum_part[c]
+        for b in range(start, stop, BLOCK_ROWS):
+            e = min(stop, b + BLOCK_ROWS)
+            sqdist_rows(X, b, e, mu, Ct, cnorm, xbuf, D)
+            for i in range(b, e):
+                wi = w[i] if w.shape[0] else 1.0
+                if hard:
+                    # One-hot rows: accumulate at the winner only.
+                    emin, arg = row_argmin(D[i - b])
+                    acc[OBJECTIVE] += wi * emin
+                    acc[INERTIA] += wi * emin
+                    acc[SUPPORT] += wi
+                    acc[SUPPORT_MAX] = 1.0
+                    if with_stats:
+                        N[arg] += wi
+                        Sj = S[arg]
+                        for t in range(d):
+                            Sj[t] += wi * X[i, t]
+                    continue
+                f, emin, arg = assign_row(mode, D[i - b], sigma, r, work)
+                acc[OBJECTIVE] += wi * f
+                acc[INERTIA] += wi * emin
+                support = 0
+                off = 0.0
+                for j in range(k):
+                    rj = r[j]
+                    if rj == 0.0:
+                        continue
+                    support += 1
+                    if j != arg:
+                        off += rj
+                    if with_stats:
+                        coef = wi * rj
+                        N[j] += coef
+                        Sj = S[j]
+                        for t in range(d):
+                            Sj[t] += coef * X[i, t]
+                acc[SUPPORT] += wi * support
+                if support > 1:
+                    acc[SOFT] += wi
+                acc[OFF_WINNER_MAX] = max(acc[OFF_WINNER_MAX], off)
+                acc[SUPPORT_MAX] = max(acc[SUPPORT_MAX], support)
+    N_tot = np.zeros(k)
+    S_tot = np.zeros((k, d))
+    summary = np.zeros(N_SUMMARY)
+    for c in range(chunks):
+        N_tot += N_part[c]
+        if with_stats:
+            S_tot += S_part[c]
+        for m in range(N_SUMMARY):
+            if m == OFF_WINNER_MAX or m == SUPPORT_MAX:
+                summary[m] = max(summary[m], sum_part[c, m])
+            else:
+                summary[m] += sum_part[c, m]
+    return N_tot, S_tot, summary

@@ -1,0 +1,132 @@
+"""Input validation at the public boundary.
+
+Every public function validates its arguments once, here, and hands the
+kernels C-contiguous float32/float64 arrays they can trust. Messages name the
+argument and say what was expected.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._kernels import ENTMAX15, HARD, SOFTMAX
+
+ASSIGNMENTS = {"hard": HARD, "softmax": SOFTMAX, "entmax15": ENTMAX15}
+
+
+def float_dtype(array: np.ndarray, name: str) -> np.dtype:
+    """The float dtype an array is computed in: float32 stays float32, float16
+    becomes float32, integers and booleans become float64."""
+    dtype = array.dtype
+    if dtype.kind == "c":
+        raise TypeError(f"{name} must be real-valued; got complex dtype {dtype}.")
+    if dtype.kind not in "biuf":
+        raise TypeError(f"{name} must be numeric; got dtype {dtype}.")
+    if dtype == np.float32 or dtype == np.float16:
+        return np.dtype(np.float32)
+    return np.dtype(np.float64)
+
+
+def as_float_array(
+    array,
+    name: str,
+    *,
+    ndim: int | tuple[int, ...] = 2,
+    dtype: np.dtype | None = None,
+    coordinates: bool = False,
+) -> np.ndarray:
+    """Return ``array`` as a C-contiguous float32/float64 array of ``ndim``
+    dimensions, non-empty along every axis and free of NaN and inf.
+
+    With ``coordinates=True`` the rows are points whose squared distances
+    (formed around the centers' mean, so from coordinates up to twice the
+    largest magnitude) must be representable in the dtype.
+    """
+    try:
+        array = np.asarray(array)
+    except (TypeError, ValueError) as exc:  # ragged nested lists and the like
+        raise TypeError(f"{name} must be an array of numbers: {exc}") from None
+    dims = (ndim,) if isinstance(ndim, int) else ndim
+    if array.ndim not in dims:
+        expected = " or ".join(f"{d}-D" for d in dims)
+        raise ValueError(
+            f"{name} must be a {expected} array; got {array.ndim}-D with shape {array.shape}."
+        )
+    target = float_dtype(array, name)  # checks the kind even when dtype is given
+    if dtype is not None:
+        target = np.dtype(dtype)
+    if array.shape[0] == 0:
+        raise ValueError(f"{name} must have at least one row; got shape {array.shape}.")
+    if array.ndim == 2 and array.shape[1] == 0:
+        raise ValueError(f"{name} must have at least one column; got shape {array.shape}.")
+    array = np.ascontiguousarray(array, dtype=target)
+    lo, hi = float(array.min()), float(array.max())
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        raise ValueError(f"{name} contains NaN or infinity.")
+    if coordinates:
+        limit = np.sqrt(np.finfo(target).max / (16.0 * array.shape[1]))
+        magnitude = max(-lo, hi)
+        if magnitude >= limit:
+            raise ValueError(
+                f"{name} has values up to {magnitude:.3g}: squared distances would overflow "
+                f"{target}; rescale the data (the largest usable magnitude is {limit:.3g})."
+            )
+    return array
+
+
+def check_data(X, C) -> tuple[np.ndarray, np.ndarray]:
+    """Validate data ``X`` (n, d) and centers ``C`` (k, d); C takes X's dtype."""
+    X = as_float_array(X, "X", coordinates=True)
+    C = as_float_array(C, "C", dtype=X.dtype, coordinates=True)
+    if C.shape[1] != X.shape[1]:
+        raise ValueError(
+            f"C must have as many columns as X: X has {X.shape[1]} features, C has {C.shape[1]}."
+        )
+    return X, C
+
+
+def check_real(value, name: str) -> float:
+    """A real scalar (Python or NumPy number, or 0-d array; not bool or str)."""
+    arr = np.asarray(value) if not isinstance(value, (str, bytes)) else None
+    if arr is None or arr.ndim != 0 or arr.dtype.kind not in "iuf":
+        raise TypeError(f"{name} must be a real number; got {type(value).__name__}.")
+    return float(arr)
+
+
+def check_sigma(sigma) -> float:
+    """``sigma`` must be a real number, finite and >= 0 (0 is the hard limit)."""
+    sigma = check_real(sigma, "sigma")
+    if not np.isfinite(sigma) or sigma < 0:
+        raise ValueError(f"sigma must be finite and >= 0 (0 is the hard limit); got {sigma!r}.")
+    return sigma
+
+
+def check_assignment(assignment) -> int:
+    """Kernel code of ``assignment``, one of 'hard', 'softmax', 'entmax15'."""
+    if not isinstance(assignment, str) or assignment not in ASSIGNMENTS:
+        raise ValueError(f"assignment must be one of {sorted(ASSIGNMENTS)}; got {assignment!r}.")
+    return ASSIGNMENTS[assignment]
+
+
+def check_sample_weight(sample_weight, n: int) -> np.ndarray:
+    """Float64 weights of length ``n``, or an empty array for unit weights."""
+    if sample_weight is None:
+        return np.empty(0)
+    w = as_float_array(sample_weight, "sample_weight", ndim=1, dtype=np.dtype(np.float64))
+    if w.shape[0] != n:
+        raise ValueError(f"sample_weight must have one entry per row of X ({n}); got {w.shape[0]}.")
+    if w.min() < 0:
+        raise ValueError("sample_weight must be non-negative.")
+    if not w.sum() > 0:
+        raise ValueError("sample_weight must have a positive sum.")
+    return w
+
+
+def check_lr(lr) -> float | None:
+    """``lr`` is None (the Lloyd rate 1 / (2 N_k)) or a finite number > 0."""
+    if lr is None:
+        return None
+    lr = check_real(lr, "lr")
+    if not np.isfinite(lr) or lr <= 0:
+        raise ValueError(f"lr must be None or a finite number > 0; got {lr!r}.")
+    return lr

@@ -1,0 +1,292 @@
+"""The functional API: distances, assignments, the free energy, its gradient
+and the (soft) Lloyd step.
+
+Conventions (see DESIGN.md section 2): ``D[i, k] = ||x_i - c_k||^2``, logits
+``Z = -D / sigma`` with ``sigma`` in units of squared distance, and the free
+energy ``F_sigma(C) = sum_i w_i [sum_k r_ik D_ik - sigma H(r_i)]``, which
+Gamma-converges to the K-Means inertia as ``sigma -> 0``. ``sigma = 0`` is
+accepted everywhere and means the hard limit (one-hot at the nearest center,
+ties to the lowest index).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import _kernels as K
+from ._validation import (
+    as_float_array,
+    check_assignment,
+    check_data,
+    check_lr,
+    check_sample_weight,
+    check_sigma,
+)
+
+__all__ = [
+    "entmax15",
+    "entmax15_backward",
+    "gradient",
+    "objective",
+    "responsibilities",
+    "softmax",
+    "softmax_backward",
+    "squared_distances",
+    "step",
+    "sufficient_statistics",
+]
+
+
+def squared_distances(X, C) -> np.ndarray:
+    """Squared Euclidean distances between the rows of X and the centers.
+
+    Parameters
+    ----------
+    X : array-like of shape (n, d)
+        Data points.
+    C : array-like of shape (k, d)
+        Centers.
+
+    Returns
+    -------
+    D : ndarray of shape (n, k)
+        ``D[i, k] = ||X[i] - C[k]||^2``, never negative, in X's float dtype
+        (float32 stays float32; integers become float64).
+    """
+    X, C = check_data(X, C)
+    return K.squared_distances(X, C)
+
+
+def _logits(Z, name: str = "Z") -> tuple[np.ndarray, tuple[int, ...]]:
+    Z = as_float_array(Z, name, ndim=(1, 2))
+    return Z.reshape(-1, Z.shape[-1]), Z.shape
+
+
+def softmax(Z) -> np.ndarray:
+    """Row-wise softmax of logits, stable for any finite input.
+
+    Parameters
+    ----------
+    Z : array-like of shape (n, k) or (k,)
+        Logits; the softmax is taken over the last axis.
+
+    Returns
+    -------
+    R : ndarray of the same shape
+        ``exp(Z - max Z) / sum exp(Z - max Z)`` row by row, in Z's float dtype.
+    """
+    Z2, shape = _logits(Z)
+    return K.assign_logits(Z2, K.SOFTMAX).reshape(shape)
+
+
+def entmax15(Z) -> np.ndarray:
+    """Row-wise Entmax-1.5 of logits (exact, sort-based).
+
+    Parameters
+    ----------
+    Z : array-like of shape (n, k) or (k,)
+        Logits; entmax is taken over the last axis.
+
+    Returns
+    -------
+    R : ndarray of the same shape
+        ``[Z / 2 - tau]_+^2`` with ``tau`` making each row sum to 1; sparse
+        (exact zeros for logits more than 2 below the row's maximum, and
+        often for others). Z's float dtype.
+    """
+    Z2, shape = _logits(Z)
+    return K.assign_logits(Z2, K.ENTMAX15).reshape(shape)
+
+
+def _backward(R, G) -> tuple[np.ndarray, np.ndarray, tuple[int, ...]]:
+    R2, shape = _logits(R, "R")
+    G2 = as_float_array(G, "G", ndim=(1, 2), dtype=R2.dtype)
+    if G2.shape != shape:
+        raise ValueError(f"G must have the shape of R {shape}; got {G2.shape}.")
+    if R2.min() < 0 or not np.all(R2.sum(axis=1) > 0):
+        raise ValueError("R must be non-negative with a positive sum in every row.")
+    return R2, G2.reshape(R2.shape), shape
+
+
+def softmax_backward(R, G) -> np.ndarray:
+    """Vector-Jacobian product of :func:`softmax` at its output.
+
+    Parameters
+    ----------
+    R : array-like of shape (n, k) or (k,)
+        ``softmax(Z)``.
+    G : array-like of the same shape
+        Gradient of a loss with respect to R.
+
+    Returns
+    -------
+    GZ : ndarray of the same shape
+        Gradient with respect to Z: ``R * (G - sum(R * G))`` row by row.
+    """
+    R2, G2, shape = _backward(R, G)
+    return K.softmax_backward(R2, G2).reshape(shape)
+
+
+def entmax15_backward(R, G) -> np.ndarray:
+    """Vector-Jacobian product of :func:`entmax15` at its output.
+
+    Parameters
+    ----------
+    R : array-like of shape (n, k) or (k,)
+        ``entmax15(Z)``.
+    G : array-like of the same shape
+        Gradient of a loss with respect to R.
+
+    Returns
+    -------
+    GZ : ndarray of the same shape
+        Gradient with respect to Z: with ``q = sqrt(R)`` (zero off the
+        support), ``q * G - q * sum(q * G) / sum(q)`` row by row.
+    """
+    R2, G2, shape = _backward(R, G)
+    return K.entmax15_backward(R2, G2).reshape(shape)
+
+
+def responsibilities(X, C, sigma: float, assignment: str = "softmax") -> np.ndarray:
+    """Responsibilities of the centers for every point at temperature sigma.
+
+    Parameters
+    ----------
+    X : array-like of shape (n, d)
+        Data points.
+    C : array-like of shape (k, d)
+        Centers.
+    sigma : float
+        Temperature, >= 0, in units of squared distance; the logits are
+        ``-D / sigma``. ``0`` is the hard limit.
+    assignment : {"softmax", "entmax15", "hard"}, default="softmax"
+        How a row of logits becomes a distribution.
+
+    Returns
+    -------
+    R : ndarray of shape (n, k)
+        Rows are non-negative and sum to 1, in X's float dtype.
+    """
+    mode = check_assignment(assignment)
+    sigma = check_sigma(sigma)
+    X, C = check_data(X, C)
+    return K.responsibilities(X, C, sigma, mode)
+
+
+def sufficient_statistics(
+    X, C, sigma: float, assignment: str = "softmax", sample_weight=None
+) -> tuple[np.ndarray, np.ndarray, float]:
+    """Weighted sufficient statistics of the assignment, in one fused pass.
+
+    Parameters
+    ----------
+    X, C, sigma, assignment, sample_weight
+        As in :func:`objective`.
+
+    Returns
+    -------
+    N : ndarray of shape (k,), float64
+        Mass of every center, ``N_k = sum_i w_i r_ik``.
+    S : ndarray of shape (k, d), float64
+        Weighted sums ``S_k = sum_i w_i r_ik x_i``; the weighted means are
+        ``m_k = S_k / N_k``.
+    F : float
+        The free energy ``F_sigma(C)``.
+    """
+    mode, sigma, X, C, w = _check_all(X, C, sigma, assignment, sample_weight)
+    N, S, summary = K.block_stats(X, C, w, sigma, mode, True)
+    return N, S, float(summary[K.OBJECTIVE])
+
+
+def objective(X, C, sigma: float, assignment: str = "softmax", sample_weight=None) -> float:
+    """The free energy ``F_sigma(C)`` of the centers.
+
+    Parameters
+    ----------
+    X : array-like of shape (n, d)
+        Data points.
+    C : array-like of shape (k, d)
+        Centers.
+    sigma : float
+        Temperature, >= 0. At ``0`` the value is the K-Means inertia
+        ``sum_i w_i min_k D_ik`` for every assignment.
+    assignment : {"softmax", "entmax15", "hard"}, default="softmax"
+        The assignment and its entropy: Shannon for softmax (the value is
+        ``-sigma sum_i w_i log sum_k exp(-D_ik / sigma)``, computed stably),
+        Tsallis-1.5 for entmax15, none for hard (the inertia at any sigma).
+    sample_weight : array-like of shape (n,), default=None
+        Non-negative weights with a positive sum; None means all ones.
+
+    Returns
+    -------
+    F : float
+        ``sum_i w_i [sum_k r_ik D_ik - sigma H(r_i)]``, accumulated in float64.
+    """
+    mode, sigma, X, C, w = _check_all(X, C, sigma, assignment, sample_weight)
+    _, _, summary = K.block_stats(X, C, w, sigma, mode, False)
+    return float(summary[K.OBJECTIVE])
+
+
+def gradient(X, C, sigma: float, assignment: str = "softmax", sample_weight=None) -> np.ndarray:
+    """Gradient of :func:`objective` with respect to the centers.
+
+    Parameters
+    ----------
+    X, C, sigma, assignment, sample_weight
+        As in :func:`objective`.
+
+    Returns
+    -------
+    G : ndarray of shape (k, d)
+        ``dF/dc_k = 2 (N_k c_k - S_k) = 2 N_k (c_k - m_k)`` (the envelope
+        theorem: the assignment minimizes each row's energy), in X's dtype.
+    """
+    mode, sigma, X, C, w = _check_all(X, C, sigma, assignment, sample_weight)
+    N, S, _ = K.block_stats(X, C, w, sigma, mode, True)
+    return (2.0 * (N[:, None] * C - S)).astype(X.dtype, copy=False)
+
+
+def step(
+    X,
+    C,
+    sigma: float,
+    assignment: str = "softmax",
+    sample_weight=None,
+    lr: float | None = None,
+) -> np.ndarray:
+    """One gradient step on the centers.
+
+    Parameters
+    ----------
+    X, C, sigma, assignment, sample_weight
+        As in :func:`objective`.
+    lr : float, default=None
+        None uses the per-center rate ``eta_k = 1 / (2 N_k)``, which moves
+        every center to its weighted mean ``m_k``: the soft Lloyd update, and
+        exactly one Lloyd iteration with ``assignment="hard"`` (or
+        ``sigma=0``). A float is a plain gradient-descent rate,
+        ``C - lr * gradient``.
+
+    Returns
+    -------
+    C_new : ndarray of shape (k, d)
+        The new centers, in X's dtype. A center with zero mass stays where it is.
+    """
+    lr = check_lr(lr)
+    mode, sigma, X, C, w = _check_all(X, C, sigma, assignment, sample_weight)
+    N, S, _ = K.block_stats(X, C, w, sigma, mode, True)
+    if lr is None:
+        new = C.astype(np.float64)
+        alive = N > 0
+        new[alive] = S[alive] / N[alive, None]
+    else:
+        new = C - lr * 2.0 * (N[:, None] * C - S)
+    return new.astype(X.dtype, copy=False)
+
+
+def _check_all(X, C, sigma, assignment, sample_weight):
+    mode = check_assignment(assignment)
+    sigma = check_sigma(sigma)
+    X, C = check_data(X, C)
+    w = check_sample_weight(sample_weight, X.shape[0])
+    return mode, sigma, X, C, w
