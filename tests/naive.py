@@ -1,0 +1,125 @@
+"""Slow, obviously correct references for every kernel, in float64 numpy.
+
+Each follows the definition in DESIGN.md section 2 as literally as possible,
+and where the kernel uses a clever algorithm the reference uses a different,
+simple one (entmax15: bisection on the threshold instead of sorting).
+"""
+
+import numpy as np
+
+
+def sqdist(X, C):
+    X = np.asarray(X, dtype=np.float64)
+    C = np.asarray(C, dtype=np.float64)
+    return ((X[:, None, :] - C[None, :, :]) ** 2).sum(axis=2)
+
+
+def softmax(Z):
+    Z = np.asarray(Z, dtype=np.float64)
+    E = np.exp(Z - Z.max(axis=-1, keepdims=True))
+    return E / E.sum(axis=-1, keepdims=True)
+
+
+def entmax15(Z, iters=200):
+    """Bisection on tau: sum_k [z_k / 2 - tau]_+^2 = 1, tau in [max/2 - 1, max/2]."""
+    Z = np.asarray(Z, dtype=np.float64)
+    half = Z / 2
+    hi = half.max(axis=-1, keepdims=True)
+    lo = hi - 1.0
+    for _ in range(iters):
+        mid = (lo + hi) / 2
+        total = (np.clip(half - mid, 0, None) ** 2).sum(axis=-1, keepdims=True)
+        big = total > 1
+        lo = np.where(big, mid, lo)
+        hi = np.where(big, hi, mid)
+    tau = (lo + hi) / 2
+    return np.clip(half - tau, 0, None) ** 2
+
+
+def hard(D):
+    R = np.zeros_like(np.asarray(D, dtype=np.float64))
+    R[np.arange(len(R)), np.argmin(D, axis=1)] = 1.0
+    return R
+
+
+def responsibilities(X, C, sigma, assignment):
+    D = sqdist(X, C)
+    if assignment == "hard" or sigma == 0:
+        return hard(D)
+    if assignment == "softmax":
+        return softmax(-D / sigma)
+    return entmax15(-D / sigma)
+
+
+def entropy(R, assignment):
+    if assignment == "softmax":
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return -np.where(R > 0, R * np.log(R), 0.0).sum(axis=1)
+    if assignment == "entmax15":
+        return (4.0 / 3.0) * (1.0 - (R**1.5).sum(axis=1))
+    return np.zeros(len(R))
+
+
+def h_max(assignment, k):
+    if assignment == "softmax":
+        return np.log(k)
+    if assignment == "entmax15":
+        return (4.0 / 3.0) * (1.0 - k**-0.5)
+    return 0.0
+
+
+def weights(w, n):
+    return np.ones(n) if w is None else np.asarray(w, dtype=np.float64)
+
+
+def objective(X, C, sigma, assignment, w=None):
+    D = sqdist(X, C)
+    R = responsibilities(X, C, sigma, assignment)
+    H = entropy(R, assignment) if sigma > 0 else 0.0
+    return float(weights(w, len(D)) @ ((R * D).sum(axis=1) - sigma * H))
+
+
+def inertia(X, C, w=None):
+    return float(weights(w, len(X)) @ sqdist(X, C).min(axis=1))
+
+
+def stats(X, C, sigma, assignment, w=None):
+    R = responsibilities(X, C, sigma, assignment) * weights(w, len(X))[:, None]
+    return R.sum(axis=0), R.T @ np.asarray(X, dtype=np.float64)
+
+
+def gradient(X, C, sigma, assignment, w=None):
+    N, S = stats(X, C, sigma, assignment, w)
+    return 2.0 * (N[:, None] * np.asarray(C, dtype=np.float64) - S)
+
+
+def lloyd(X, C, w=None):
+    """One Lloyd iteration: every center to the weighted mean of its Voronoi cell."""
+    X = np.asarray(X, dtype=np.float64)
+    w = weights(w, len(X))
+    labels = sqdist(X, C).argmin(axis=1)
+    new = np.array(C, dtype=np.float64)
+    for j in range(len(new)):
+        cell = labels == j
+        if w[cell].sum() > 0:
+            new[j] = (w[cell, None] * X[cell]).sum(axis=0) / w[cell].sum()
+    return new
+
+
+def softmax_backward(R, G):
+    """J^T g with the explicit Jacobian dr/dz = diag(r) - r r^T."""
+    out = np.empty_like(np.asarray(R, dtype=np.float64))
+    for i, (r, g) in enumerate(zip(np.asarray(R, float), np.asarray(G, float), strict=True)):
+        J = np.diag(r) - np.outer(r, r)
+        out[i] = J.T @ g
+    return out
+
+
+def entmax15_backward(R, G):
+    """J^T g with the explicit Jacobian dr/dz = diag(q) - q q^T / sum(q), q = sqrt(r)."""
+    out = np.empty_like(np.asarray(R, dtype=np.float64))
+    for i, (r, g) in enumerate(zip(np.asarray(R, float), np.asarray(G, float), strict=True)):
+        q = np.sqrt(r)
+        J = np.diag(q) - np.outer(q, q) / q.sum()
+        out[i] = J.T @ g
+    return out

@@ -1,0 +1,105 @@
+"""Extreme but valid input works: no NaN, no inf, rows still distributions."""
+
+import numpy as np
+import pytest
+
+import fastrbfkm as fk
+
+from . import naive
+from .helpers import make_problem
+
+ASSIGNMENTS = ["hard", "softmax", "entmax15"]
+
+
+def check_all_finite(X, C, sigma, w=None):
+    """Every public function gives finite results and proper rows."""
+    for assignment in ASSIGNMENTS:
+        R = fk.responsibilities(X, C, sigma, assignment)
+        assert np.isfinite(R).all(), assignment
+        assert (R >= 0).all()
+        np.testing.assert_allclose(R.sum(axis=1), 1.0, rtol=1e-5)
+        F = fk.objective(X, C, sigma, assignment, sample_weight=w)
+        assert np.isfinite(F), assignment
+        assert np.isfinite(fk.gradient(X, C, sigma, assignment, sample_weight=w)).all()
+        assert np.isfinite(fk.step(X, C, sigma, assignment, sample_weight=w)).all()
+    return R
+
+
+@pytest.mark.parametrize("sigma", [1e-300, 1e-30, 1e-8, 1e8, 1e30, 1e300])
+def test_extreme_temperatures(sigma, dtype):
+    X, C, w = make_problem(150, 3, 6, dtype=dtype)
+    check_all_finite(X, C, sigma, w)
+    J = naive.inertia(X, C, w)
+    for assignment in ("softmax", "entmax15"):
+        F = fk.objective(X, C, sigma, assignment, sample_weight=w)
+        H = naive.h_max(assignment, len(C))
+        slack = 1e-5 * J + 1e-12 * sigma * H * w.sum()  # float32 distances, float64 sums
+        assert J - sigma * H * w.sum() - slack <= F <= J + slack
+        R = fk.responsibilities(X, C, sigma, assignment)
+        if sigma <= 1e-8:  # frozen: the hard assignment
+            np.testing.assert_array_equal(R, naive.hard(naive.sqdist(X, C)))
+        if sigma >= 1e30:  # melted: uniform
+            np.testing.assert_allclose(R, 1 / len(C), rtol=1e-6)
+
+
+def test_softmax_of_huge_logits_is_stable():
+    Z = np.array([[1e308, -1e308, 0.0], [-1e300, -1e300, -1e300], [700.0, 710.0, 720.0]])
+    for f in (fk.softmax, fk.entmax15):
+        R = f(Z)
+        assert np.isfinite(R).all()
+        np.testing.assert_allclose(R.sum(axis=1), 1.0)
+        np.testing.assert_allclose(R[0], [1.0, 0.0, 0.0])
+        np.testing.assert_allclose(R[1], 1 / 3)
+
+
+@pytest.mark.parametrize("magnitude", [1e-30, 1e15])
+def test_extreme_coordinates_float64(magnitude):
+    X, C, w = make_problem(120, 2, 5, seed=3)
+    X, C = X * magnitude, C * magnitude
+    D = naive.sqdist(X, C)
+    sigma = float(np.median(D))
+    check_all_finite(X, C, sigma, w)
+    np.testing.assert_allclose(fk.squared_distances(X, C), D, rtol=1e-9, atol=1e-9 * D.max())
+    for assignment in ASSIGNMENTS:
+        np.testing.assert_allclose(
+            fk.responsibilities(X, C, sigma, assignment),
+            naive.responsibilities(X, C, sigma, assignment),
+            atol=1e-8,
+        )
+        np.testing.assert_allclose(
+            fk.objective(X, C, sigma, assignment, sample_weight=w),
+            naive.objective(X, C, sigma, assignment, w),
+            rtol=1e-8,
+        )
+
+
+def test_tiny_coordinates_float32_do_not_produce_nan():
+    X, C, _ = make_problem(50, 2, 3, dtype=np.float32)
+    check_all_finite(X * np.float32(1e-30), C * np.float32(1e-30), 1.0)
+
+
+def test_duplicates_and_more_clusters_than_distinct_points(dtype):
+    X = np.repeat(np.array([[0.0, 0.0], [1.0, 1.0]], dtype=dtype), 10, axis=0)
+    C = np.array([[0.0, 0.0], [0.0, 0.0], [1.0, 1.0], [3.0, 3.0], [1.0, 1.0]], dtype=dtype)
+    for sigma in (0.0, 1e-3, 1.0):
+        R = check_all_finite(X, C, sigma)
+    # Coincident centers share their points evenly when soft...
+    R = fk.responsibilities(X, C, 1e-3, "entmax15")
+    np.testing.assert_allclose(R[0], [0.5, 0.5, 0, 0, 0], atol=1e-6)
+    # ...and the lowest index wins when hard; the empty center stays put.
+    new = fk.step(X, C, 0.0, "hard")
+    np.testing.assert_array_equal(new, C)
+    np.testing.assert_array_equal(fk.responsibilities(X, C, 0.0, "hard")[0], [1, 0, 0, 0, 0])
+
+
+def test_single_cluster_and_single_feature(dtype):
+    X, C, w = make_problem(77, 1, 1, dtype=dtype)
+    R = check_all_finite(X, C, 1.0, w)
+    np.testing.assert_array_equal(R, 1.0)
+    np.testing.assert_allclose(
+        fk.step(X, C, 1.0, sample_weight=w)[0, 0],
+        np.average(X[:, 0].astype(float), weights=w),
+        rtol=1e-5,
+    )
+    # One point, one feature, many centers.
+    check_all_finite(np.array([[3.0]], dtype=dtype), np.arange(6.0, dtype=dtype)[:, None], 0.5)

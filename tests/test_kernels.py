@@ -1,0 +1,202 @@
+"""Every kernel against the plain-numpy references in naive.py, both dtypes,
+odd sizes (n not a multiple of the row block, several chunks)."""
+
+import numpy as np
+import pytest
+
+import fastrbfkm as fk
+from fastrbfkm import _kernels as K
+from fastrbfkm._kernels.chunks import BLOCK_ROWS, MIN_CHUNK_ROWS, chunk_bounds, n_chunks
+
+from . import naive
+from .helpers import make_problem, tolerance
+
+ASSIGNMENTS = ["hard", "softmax", "entmax15"]
+SHAPES = [
+    (1, 1, 1),
+    (7, 1, 3),
+    (BLOCK_ROWS + 1, 3, 5),
+    (130, 2, 1),
+    (300, 17, 40),  # k above the insertion-sort cutoff of entmax15
+    (2 * MIN_CHUNK_ROWS + 77, 4, 9),  # several chunks, the last one short
+]
+
+
+def test_chunks_cover_rows_exactly_once():
+    for n in [1, 63, 64, 2048, 2049, 10_000, 1_000_003]:
+        chunks = n_chunks(n, 10)
+        seen = np.zeros(n, dtype=int)
+        for c in range(chunks):
+            start, stop = chunk_bounds(n, chunks, c)
+            seen[start:stop] += 1
+        assert (seen == 1).all()
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_squared_distances(shape, dtype):
+    X, C, _ = make_problem(*shape, dtype=dtype)
+    D = fk.squared_distances(X, C)
+    assert D.dtype == dtype and D.shape == (shape[0], shape[2])
+    assert (D >= 0).all()
+    scale = (X.astype(float) ** 2).sum(1).max() + (C.astype(float) ** 2).sum(1).max()
+    np.testing.assert_allclose(D, naive.sqdist(X, C), rtol=0, atol=tolerance(dtype) * scale)
+
+
+def test_squared_distances_offset_data_keeps_precision():
+    # Far from the origin the expansion would cancel; the centering shift saves it.
+    X, C, _ = make_problem(200, 3, 4, offset=1e6)
+    np.testing.assert_allclose(fk.squared_distances(X, C), naive.sqdist(X, C), rtol=1e-6)
+
+
+@pytest.mark.parametrize("k", [1, 2, 5, 24, 25, 100])
+@pytest.mark.parametrize("scale", [0.1, 1.0, 10.0])
+def test_softmax_and_entmax15_on_logits(k, scale, dtype):
+    rng = np.random.default_rng(k)
+    Z = (scale * rng.normal(size=(33, k))).astype(dtype)
+    for ours, ref in [(fk.softmax, naive.softmax), (fk.entmax15, naive.entmax15)]:
+        R = ours(Z)
+        assert R.dtype == dtype and R.shape == Z.shape
+        np.testing.assert_allclose(R, ref(Z), rtol=0, atol=10 * tolerance(dtype))
+
+
+def test_logit_functions_accept_one_row():
+    z = np.array([3.0, 1.0, 0.2, -5.0])
+    np.testing.assert_allclose(fk.softmax(z), naive.softmax(z[None])[0], atol=1e-15)
+    np.testing.assert_allclose(fk.entmax15(z), naive.entmax15(z[None])[0], atol=1e-12)
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_responsibilities(shape, assignment, dtype):
+    X, C, _ = make_problem(*shape, dtype=dtype, seed=1)
+    D = fk.squared_distances(X, C)
+    med = float(np.median(D)) + 1e-3
+    for sigma in [0.0, 0.01 * med, med, 100 * med]:
+        R = fk.responsibilities(X, C, sigma, assignment)
+        assert R.dtype == dtype and R.shape == D.shape
+        # The assignment applied to the kernel's own distances...
+        ref = naive.hard(D) if assignment == "hard" or sigma == 0 else None
+        if ref is None:
+            f = naive.softmax if assignment == "softmax" else naive.entmax15
+            ref = f(-D.astype(float) / sigma)
+        np.testing.assert_allclose(R, ref, rtol=0, atol=10 * tolerance(dtype))
+        # ...and, in float64, to the fully naive computation.
+        if dtype == np.float64:
+            np.testing.assert_allclose(
+                R, naive.responsibilities(X, C, sigma, assignment), rtol=0, atol=1e-9
+            )
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+@pytest.mark.parametrize("weighted", [False, True])
+def test_objective_and_statistics(shape, assignment, weighted, dtype):
+    X, C, w = make_problem(*shape, dtype=dtype, seed=2)
+    w = w if weighted else None
+    sigma = 0.5
+    rtol = tolerance(dtype)
+    F = fk.objective(X, C, sigma, assignment, sample_weight=w)
+    assert isinstance(F, float)
+    np.testing.assert_allclose(F, naive.objective(X, C, sigma, assignment, w), rtol=rtol, atol=rtol)
+    N, S, F2 = fk.sufficient_statistics(X, C, sigma, assignment, sample_weight=w)
+    N_ref, S_ref = naive.stats(X, C, sigma, assignment, w)
+    total = N_ref.sum()
+    np.testing.assert_allclose(N, N_ref, rtol=0, atol=rtol * total)
+    np.testing.assert_allclose(S, S_ref, rtol=0, atol=rtol * total * np.abs(X).max())
+    assert F2 == F
+    G = fk.gradient(X, C, sigma, assignment, sample_weight=w)
+    assert G.dtype == dtype and G.shape == C.shape
+    G_ref = naive.gradient(X, C, sigma, assignment, w)
+    np.testing.assert_allclose(G, G_ref, rtol=0, atol=10 * rtol * total * np.abs(X).max())
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_objective_at_zero_temperature_is_the_inertia(assignment, dtype):
+    X, C, w = make_problem(500, 3, 6, dtype=dtype, seed=3)
+    F = fk.objective(X, C, 0.0, assignment, sample_weight=w)
+    np.testing.assert_allclose(F, naive.inertia(X, C, w), rtol=tolerance(dtype))
+
+
+@pytest.mark.parametrize("shape", SHAPES[1:])
+def test_hard_assign_kernel(shape, dtype):
+    X, C, w = make_problem(*shape, dtype=dtype, seed=4)
+    labels, mind, inertia = K.hard_assign(X, C, w)
+    D = fk.squared_distances(X, C)
+    assert labels.dtype == np.int64 and mind.dtype == dtype
+    np.testing.assert_array_equal(labels, D.argmin(axis=1))
+    np.testing.assert_array_equal(mind, D.min(axis=1))
+    np.testing.assert_allclose(inertia, naive.inertia(X, C, w), rtol=tolerance(dtype))
+    _, _, unweighted = K.hard_assign(X, C, np.empty(0))
+    np.testing.assert_allclose(unweighted, naive.inertia(X, C), rtol=tolerance(dtype))
+
+
+def test_hard_ties_go_to_the_lowest_index():
+    X = np.array([[0.0], [1.0], [2.0]])
+    C = np.array([[1.0], [-1.0], [1.0], [3.0]])  # x=0 ties 0/1, x=1 ties 0/2, x=2 ties 0/2/3
+    R = fk.responsibilities(X, C, 0.0, "softmax")
+    np.testing.assert_array_equal(R.argmax(axis=1), [0, 0, 0])
+    np.testing.assert_array_equal(K.hard_assign(X, C, np.empty(0))[0], [0, 0, 0])
+    np.testing.assert_array_equal(fk.responsibilities(X, C, 1.0, "hard").argmax(axis=1), [0, 0, 0])
+
+
+@pytest.mark.parametrize("assignment", ["softmax", "entmax15"])
+def test_backward_kernels(assignment, dtype):
+    rng = np.random.default_rng(5)
+    Z = rng.normal(size=(40, 30)).astype(dtype)
+    G = rng.normal(size=Z.shape).astype(dtype)
+    forward = fk.softmax if assignment == "softmax" else fk.entmax15
+    backward = fk.softmax_backward if assignment == "softmax" else fk.entmax15_backward
+    ref = naive.softmax_backward if assignment == "softmax" else naive.entmax15_backward
+    R = forward(Z)
+    GZ = backward(R, G)
+    assert GZ.dtype == dtype
+    np.testing.assert_allclose(GZ, ref(R, G), rtol=0, atol=10 * tolerance(dtype))
+
+
+@pytest.mark.parametrize("assignment", ["softmax", "entmax15"])
+def test_backward_matches_finite_differences(assignment):
+    rng = np.random.default_rng(6)
+    forward = fk.softmax if assignment == "softmax" else fk.entmax15
+    backward = fk.softmax_backward if assignment == "softmax" else fk.entmax15_backward
+    z = rng.normal(size=12)
+    g = rng.normal(size=12)
+    h = 1e-6
+    fd = np.array([(g @ forward(z + h * e) - g @ forward(z - h * e)) / (2 * h) for e in np.eye(12)])
+    np.testing.assert_allclose(backward(forward(z), g), fd, atol=1e-7)
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_step_is_the_weighted_mean_update(assignment, dtype):
+    X, C, w = make_problem(400, 3, 5, dtype=dtype, seed=7)
+    new = fk.step(X, C, 0.3, assignment, sample_weight=w)
+    N, S = naive.stats(X, C, 0.3, assignment, w)
+    assert new.dtype == dtype
+    np.testing.assert_allclose(new, S / N[:, None], rtol=0, atol=10 * tolerance(dtype))
+
+
+def test_step_with_a_learning_rate_is_gradient_descent():
+    X, C, w = make_problem(300, 2, 4, seed=8)
+    G = fk.gradient(X, C, 0.2, "entmax15", sample_weight=w)
+    np.testing.assert_allclose(
+        fk.step(X, C, 0.2, "entmax15", sample_weight=w, lr=1e-3), C - 1e-3 * G, atol=1e-12
+    )
+    # lr = 1 / (2 N_k) for every k is the default update.
+    N, _, _ = fk.sufficient_statistics(X, C, 0.2, "entmax15", sample_weight=w)
+    for j in range(len(C)):
+        moved = fk.step(X, C, 0.2, "entmax15", sample_weight=w, lr=1 / (2 * N[j]))
+        np.testing.assert_allclose(
+            moved[j], fk.step(X, C, 0.2, "entmax15", sample_weight=w)[j], atol=1e-12
+        )
+
+
+def test_step_leaves_a_center_without_mass_in_place():
+    X = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
+    C = np.array([[0.3, 0.3], [100.0, 100.0]])
+    for assignment in ASSIGNMENTS:
+        new = fk.step(X, C, 0.01, assignment)
+        np.testing.assert_array_equal(new[1], C[1])
+        np.testing.assert_allclose(new[0], X.mean(axis=0))
+    # Zero weights on the only points of a cell also leave its center in place.
+    C = np.array([[0.0, 0.0], [1.0, 0.0]])
+    new = fk.step(X, C, 0.0, "hard", sample_weight=[1.0, 0.0, 1.0])
+    np.testing.assert_array_equal(new[1], C[1])
