@@ -66,6 +66,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--d", type=int, default=2, help="number of features")
     p.add_argument("--seed", type=int, default=0, help="random seed")
     args = parser.parse_args(argv)
+    if args.k < 1 or args.d < 1 or args.n < args.k:
+        parser.error("--n, --k and --d must be positive, with --n at least --k")
     try:
         demo(args.n, args.k, args.d, args.seed)
     except (ValueError, TypeError) as exc:

@@ -200,3 +200,29 @@ def test_step_leaves_a_center_without_mass_in_place():
     C = np.array([[0.0, 0.0], [1.0, 0.0]])
     new = fk.step(X, C, 0.0, "hard", sample_weight=[1.0, 0.0, 1.0])
     np.testing.assert_array_equal(new[1], C[1])
+
+
+@pytest.mark.parametrize("m", [1, 2, 24, 25, 64, 300])
+@pytest.mark.parametrize("spread", [0.01, 0.3, 1.0])
+def test_entmax15_thresholds_agree(m, spread):
+    """The sorted walk (insertion and library sort) and the certified Newton
+    search find the same threshold, the one the bisection reference finds."""
+    from fastrbfkm._kernels.entmax import _newton_threshold, _sorted_threshold
+
+    rng = np.random.default_rng(m)
+    n_certified = 0
+    for _ in range(20):
+        g = np.sort(rng.uniform(0, spread, size=m))
+        g[0] = 0.0  # g = -v with max v = 0, as the row kernel hands them over
+        v = -g
+        r = naive.entmax15(2 * v[None])[0]
+        tau_ref = (v[r > 0] - np.sqrt(r[r > 0])).mean()
+        tau_sorted = _sorted_threshold(rng.permutation(g), m)
+        np.testing.assert_allclose(tau_sorted, tau_ref, atol=1e-12)
+        tau_newton, certified = _newton_threshold(rng.permutation(g), m)
+        n_certified += certified
+        if certified:
+            np.testing.assert_allclose(tau_newton, tau_ref, atol=1e-12)
+        else:  # a valid lower bound, from which the row falls back to sorting
+            assert tau_newton <= tau_ref + 1e-12
+    assert n_certified > 0

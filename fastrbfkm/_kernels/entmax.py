@@ -12,23 +12,105 @@ import math
 import numpy as np
 from numba import njit, prange
 
-#: Candidate lists at most this long are sorted by insertion.
+#: Candidate lists at most this long are sorted (by insertion) right away;
+#: longer ones first try the certified Newton search of the support.
 _INSERTION_SORT_MAX = 24
+#: Newton steps before falling back to sorting.
+_NEWTON_STEPS = 30
 
 
 @njit(cache=True)
-def _sort_ascending(a, m):
-    """Sort ``a[:m]`` in place."""
+def _sorted_threshold(g, m):
+    """The sort-based threshold over the candidates ``g[:m]`` (``g = -v``).
+
+    Sorts ``g[:m]`` ascending (descending v), then walks it with the running
+    mean and mean square of ``v_(1..rho)``: ``tau_rho = mean - sqrt(delta)``,
+    ``delta = (1 - s2) / rho + mean^2``, and rho is in the support iff
+    ``tau_rho <= v_(rho)``, i.e. ``mean - v <= sqrt(delta)``. That holds for
+    rho = 1 (``tau_1 = v_(1) - 1``) and, once it fails, for no larger rho.
+    """
     if m <= _INSERTION_SORT_MAX:
         for i in range(1, m):
-            x = a[i]
+            x = g[i]
             j = i - 1
-            while j >= 0 and a[j] > x:
-                a[j + 1] = a[j]
+            while j >= 0 and g[j] > x:
+                g[j + 1] = g[j]
                 j -= 1
-            a[j + 1] = x
+            g[j + 1] = x
     else:
-        a[:m].sort()
+        g[:m].sort()
+    s1 = 0.0
+    s2 = 0.0
+    mean_star = 0.0
+    delta_star = 1.0
+    for rho in range(1, m + 1):
+        v = -g[rho - 1]
+        s1 += v
+        s2 += v * v
+        inv = 1.0 / rho
+        mean = s1 * inv
+        delta = (1.0 - s2) * inv + mean * mean
+        gap = mean - v
+        if gap <= 0.0 or (delta > 0.0 and gap * gap <= delta):
+            mean_star = mean
+            delta_star = delta
+        else:
+            break
+    return mean_star - math.sqrt(max(delta_star, 0.0))
+
+
+@njit(cache=True)
+def _newton_threshold(g, m):
+    """The same threshold without sorting, when it can be certified.
+
+    Newton's method on the convex, decreasing ``f(tau) = sum [v - tau]_+^2``
+    from ``tau = max v - 1`` (where ``f >= 1``) rises monotonically to the
+    root, so every iterate's set ``S = {v > tau}`` contains the support. At
+    each iterate the sort-based formula is evaluated on S, ``tau_S = mean_S -
+    sqrt(delta_S)``; if every member of S is ``>= tau_S`` then S is the
+    support and ``tau_S`` is exactly the threshold the sorted walk returns
+    (``tau_{rho*}`` with ``rho* = |S|``). Returns ``(tau, certified)``.
+    """
+    tau = -1.0
+    for _ in range(_NEWTON_STEPS):
+        count = 0
+        s1 = 0.0
+        s2 = 0.0
+        vmin = 0.0
+        for i in range(m):
+            v = -g[i]
+            if v > tau:
+                count += 1
+                s1 += v
+                s2 += v * v
+                vmin = min(vmin, v)
+        inv = 1.0 / count
+        mean = s1 * inv
+        delta = (1.0 - s2) * inv + mean * mean
+        if delta >= 0.0:
+            tau_s = mean - math.sqrt(delta)
+            if vmin >= tau_s:
+                return tau_s, True
+        # Newton step on f(tau) - 1 over S (f' = -2 sum (v - tau)), a lower
+        # bound like tau; so is mean_S - 1 / sqrt(|S|), by Cauchy-Schwarz
+        # (f(tau) >= |S| (mean_S - tau)^2 when S = {v > tau}). Take the larger.
+        f = s2 - 2.0 * tau * s1 + count * tau * tau
+        slope = s1 - count * tau
+        new = max(tau + (f - 1.0) / (2.0 * slope), mean - math.sqrt(inv))
+        if not new > tau:
+            break
+        tau = new
+    return tau, False
+
+
+@njit(cache=True)
+def half_gap(e, emin, sigma, j):
+    """``g_j = (e_j - emin) / (2 sigma) >= 0``, i.e. minus the shifted half-logit.
+
+    Exact ties give 0 even when ``1 / (2 sigma)`` overflows (subnormal sigma).
+    """
+    a = e[j] - emin
+    return a * (0.5 / sigma) if a > 0.0 else 0.0
 
 
 @njit(cache=True)
@@ -39,33 +121,22 @@ def entmax15_row(e, emin, sigma, r, work):
     ``work`` is a float64 vector of length k.
     """
     k = e.shape[0]
-    two_sigma = 2.0 * sigma
     # Candidates, as g = -v in [0, 1]; ascending g is descending v.
     m = 0
     for j in range(k):
-        g = (e[j] - emin) / two_sigma
+        g = half_gap(e, emin, sigma, j)
         if g <= 1.0:
             work[m] = g
             m += 1
-    _sort_ascending(work, m)
-    # tau_rho = mean - sqrt(max(delta, 0)); the support is the largest rho
-    # with tau_rho <= v_(rho). rho = 1 always qualifies (tau_1 = v_(1) - 1).
-    tau = -1.0
-    s1 = 0.0
-    s2 = 0.0
-    for rho in range(1, m + 1):
-        v = -work[rho - 1]
-        s1 += v
-        s2 += v * v
-        mean = s1 / rho
-        delta = (1.0 - rho * (s2 / rho - mean * mean)) / rho
-        t = mean - math.sqrt(max(delta, 0.0))
-        if t <= v:
-            tau = t
+    certified = False
+    if m > _INSERTION_SORT_MAX:
+        tau, certified = _newton_threshold(work, m)
+    if not certified:
+        tau = _sorted_threshold(work, m)
     energy = 0.0
     power = 0.0  # sum r^{3/2}
     for j in range(k):
-        q = -(e[j] - emin) / two_sigma - tau
+        q = -half_gap(e, emin, sigma, j) - tau
         if q > 0.0:
             rj = q * q
             r[j] = rj
