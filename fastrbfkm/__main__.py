@@ -1,76 +1,136 @@
-"""Command line: ``python -m fastrbfkm demo``."""
+"""Command line: ``python -m fastrbfkm {demo,fit} ...``."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
 from .datasets import make_blobs
-from .objective import objective, responsibilities, step, sufficient_statistics
+from .estimator import RBFKMeans
 
 
-def demo(n: int, k: int, d: int, seed: int) -> None:
-    """Cluster Gaussian blobs with the functional API and print what it found."""
-    X, y = make_blobs(n, centers=k, n_features=d, random_state=seed, dtype=np.float32)
-    rng = np.random.default_rng(seed)
-    C = X[rng.choice(n, size=k, replace=False)]
-    print(f"fastrbfkm demo: {n} points, {d} features, {k} blobs (float32), random init")
+def summary(km: RBFKMeans, elapsed: float) -> str:
+    """A few lines on a fitted estimator."""
+    lines = [
+        f"inertia      {km.inertia_:.8g}",
+        f"iterations   {km.n_iter_}",
+    ]
+    if km.path_ is not None:
+        lines.append(
+            f"temperatures {len(km.path_)} (sigma {km.path_.sigmas[0]:.3g} -> "
+            f"{km.path_.sigmas[-1]:.3g}; critical {km.sigma_critical_ or float('nan'):.3g})"
+        )
+    lines.append(f"final sigma  {km.sigma_:g}")
+    lines.append(f"time         {elapsed:.2f} s")
+    return "\n".join(lines)
 
+
+def load(path: str) -> np.ndarray:
+    """Read a 2-D array from ``.npy`` (memory-mapped, no pickles) or ``.csv``."""
+    file = Path(path)
+    if not file.exists():
+        raise ValueError(f"{path}: no such file")
+    if file.suffix == ".npy":
+        return np.load(file, mmap_mode="r", allow_pickle=False)
+    if file.suffix == ".csv":
+        return np.loadtxt(file, delimiter=",", ndmin=2)
+    raise ValueError(f"{path}: expected a .npy or .csv file")
+
+
+def parse_sigma(text: str) -> float | str:
+    if text == "auto":
+        return text
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("--sigma must be 'auto' or a number") from None
+
+
+def cmd_fit(args: argparse.Namespace) -> None:
+    X = load(args.data)
+    km = RBFKMeans(
+        args.k,
+        assignment=args.assignment,
+        sigma=args.sigma,
+        record_path=True,
+        random_state=args.seed,
+        verbose=args.verbose,
+    )
     start = time.perf_counter()
-    inertia = objective(X, C, 0.0)
-    iteration = 0
-    while iteration < 300:
-        iteration += 1
-        C = step(X, C, 0.0, "hard")  # one Lloyd iteration (sigma = 0: the hard limit)
-        previous, inertia = inertia, objective(X, C, 0.0)
-        if previous - inertia <= 1e-7 * previous:
-            break
+    km.fit(X)
     elapsed = time.perf_counter() - start
     print(
-        f"Lloyd via step(sigma=0): inertia {inertia:.6g} after {iteration} iterations "
-        f"in {elapsed:.2f} s ({1e3 * elapsed / iteration:.1f} ms per step + objective)"
+        f"fastrbfkm fit: {X.shape[0]} points, {X.shape[1]} features, k={args.k}, "
+        f"assignment={args.assignment}, sigma={args.sigma}"
     )
+    print(summary(km, elapsed))
+    if args.out:
+        np.save(args.out, km.cluster_centers_)
+        print(f"centers      -> {args.out}")
+    if args.labels:
+        np.save(args.labels, km.labels_)
+        print(f"labels       -> {args.labels}")
 
-    truth = np.array([X[y == j].mean(axis=0) for j in range(k)])
-    found = np.sort(np.linalg.norm(truth[:, None] - C[None], axis=2).min(axis=1))
-    print(
-        "distance from each true blob mean to the nearest center:",
-        np.array2string(found, precision=3),
+
+def cmd_demo(args: argparse.Namespace) -> None:
+    X, y = make_blobs(
+        args.n,
+        centers=args.k,
+        n_features=args.d,
+        cluster_std=1.5,
+        random_state=args.seed,
+        dtype=np.float32,
     )
-
-    print("\nGamma-convergence at these centers: F_sigma -> inertia as sigma -> 0")
-    print(f"{'sigma':>10} {'F softmax':>14} {'F entmax15':>14} {'entmax15 support':>17}")
-    for sigma in [100.0, 10.0, 1.0, 0.1, 0.01]:
-        f_soft = objective(X, C, sigma, "softmax")
-        f_ent = objective(X, C, sigma, "entmax15")
-        support = (responsibilities(X[:20_000], C, sigma, "entmax15") > 0).sum(axis=1).mean()
-        print(f"{sigma:>10g} {f_soft:>14.6g} {f_ent:>14.6g} {support:>17.3f}")
-
-    N, _, _ = sufficient_statistics(X, C, 1.0, "entmax15")
     print(
-        f"\nsoft Lloyd step at sigma=1 (entmax15) moves the centers by "
-        f"{np.abs(step(X, C, 1.0, 'entmax15') - C).max():.3g}; "
-        f"cluster masses {np.array2string(N, precision=0)}"
+        f"fastrbfkm demo: {args.n} points in {args.d}-D from {args.k} Gaussian blobs "
+        f"(float32); entmax15 annealing from above the critical temperature"
+    )
+    km = RBFKMeans(args.k, record_path=True, random_state=args.seed, verbose=1)
+    start = time.perf_counter()
+    km.fit(X)
+    elapsed = time.perf_counter() - start
+    print(summary(km, elapsed))
+    path = km.path_
+    first = int(np.argmax(path.n_active > 1))
+    print(
+        f"first split  at sigma {path.sigmas[first]:.3g} "
+        f"(predicted below 2 sqrt(k) lambda_max = {km.sigma_critical_:.3g})"
+    )
+    truth = np.array([X[y == j].mean(axis=0) for j in range(args.k)])
+    gaps = np.linalg.norm(truth[:, None] - km.cluster_centers_[None], axis=2).min(axis=1)
+    print(
+        "distance from each blob's mean to the nearest center:",
+        np.array2string(np.sort(gaps), precision=3),
     )
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m fastrbfkm", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("demo", help="cluster generated blobs with the functional API")
-    p.add_argument("--n", type=int, default=1_000_000, help="number of points")
-    p.add_argument("--k", type=int, default=8, help="number of blobs and centers")
-    p.add_argument("--d", type=int, default=2, help="number of features")
-    p.add_argument("--seed", type=int, default=0, help="random seed")
+    demo = sub.add_parser("demo", help="anneal a million generated points and print a summary")
+    demo.add_argument("--n", type=int, default=1_000_000, help="number of points")
+    demo.add_argument("--k", type=int, default=8, help="number of blobs and centers")
+    demo.add_argument("--d", type=int, default=2, help="number of features")
+    demo.add_argument("--seed", type=int, default=0, help="random seed")
+    fit = sub.add_parser("fit", help="cluster a .npy or .csv file")
+    fit.add_argument("data", help="a 2-D array: .npy (no pickles) or .csv")
+    fit.add_argument("--k", type=int, required=True, help="number of clusters")
+    fit.add_argument("--assignment", default="entmax15", choices=["entmax15", "softmax", "hard"])
+    fit.add_argument("--sigma", type=parse_sigma, default="auto", help="'auto' or a temperature")
+    fit.add_argument("--out", help="write the centers to this .npy file")
+    fit.add_argument("--labels", help="write the labels to this .npy file")
+    fit.add_argument("--seed", type=int, default=0, help="random seed")
+    fit.add_argument("--verbose", type=int, default=0, help="progress over temperatures")
     args = parser.parse_args(argv)
-    if args.k < 1 or args.d < 1 or args.n < args.k:
+    if args.command == "demo" and (args.k < 1 or args.d < 1 or args.n < args.k):
         parser.error("--n, --k and --d must be positive, with --n at least --k")
     try:
-        demo(args.n, args.k, args.d, args.seed)
-    except (ValueError, TypeError) as exc:
+        (cmd_demo if args.command == "demo" else cmd_fit)(args)
+    except (ValueError, TypeError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     return 0

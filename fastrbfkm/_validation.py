@@ -118,7 +118,7 @@ def check_sample_weight(sample_weight, n: int) -> np.ndarray:
     if w.min() < 0:
         raise ValueError("sample_weight must be non-negative.")
     if not w.sum() > 0:
-        raise ValueError("sample_weight must have a positive sum.")
+        raise ValueError("sample_weight must have a positive sum; the weights are all zero.")
     return w
 
 

@@ -7,6 +7,8 @@ Nothing here validates its input; the public functions in
 from .assignment import ENTMAX15, HARD, SOFTMAX, assign_logits, hard_assign, responsibilities
 from .distances import squared_distances
 from .entmax import entmax15_backward
+from .scatter import center_scatter
+from .seeding import kmeans_plusplus
 from .softmax import softmax_backward
 from .update import (
     INERTIA,
@@ -17,6 +19,7 @@ from .update import (
     SUPPORT,
     SUPPORT_MAX,
     block_stats,
+    label_stats,
 )
 
 __all__ = [
@@ -32,8 +35,11 @@ __all__ = [
     "SUPPORT_MAX",
     "assign_logits",
     "block_stats",
+    "center_scatter",
     "entmax15_backward",
     "hard_assign",
+    "kmeans_plusplus",
+    "label_stats",
     "responsibilities",
     "softmax_backward",
     "squared_distances",

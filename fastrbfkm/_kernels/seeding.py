@@ -1,0 +1,74 @@
+"""Greedy k-means++ seeding (Arthur and Vassilvitskii 2007, with the greedy
+local trials that scikit-learn uses).
+
+Random numbers come from the caller (a seeded numpy Generator), so the kernel
+is a pure function of its inputs; sums over rows are reduced in the fixed
+chunk order, so the choice does not depend on the number of threads.
+"""
+
+import numpy as np
+from numba import njit, prange
+
+from .chunks import chunk_bounds, n_chunks
+
+
+@njit(cache=True)
+def _sqdist_to_row(X, i, j):
+    acc = 0.0
+    for t in range(X.shape[1]):
+        diff = np.float64(X[i, t]) - X[j, t]
+        acc += diff * diff
+    return acc
+
+
+@njit(cache=True)
+def _pick(cumulative, value):
+    """First index whose cumulative weight exceeds ``value`` (clipped to n-1)."""
+    return min(np.searchsorted(cumulative, value, side="right"), cumulative.shape[0] - 1)
+
+
+@njit(cache=True, parallel=True)
+def kmeans_plusplus(X, w, k, uniforms):
+    """Indices of k seeds chosen by greedy k-means++.
+
+    ``w`` are float64 weights (length n); ``uniforms`` is ``(k, trials)`` of
+    U[0, 1) draws: ``uniforms[0, 0]`` picks the first seed with probability
+    proportional to ``w``, row ``c`` the ``trials`` candidates for seed ``c``
+    (with probability proportional to ``w`` times the squared distance to the
+    closest seed so far), of which the one giving the lowest potential wins.
+    """
+    n = X.shape[0]
+    trials = uniforms.shape[1]
+    chunks = n_chunks(n, trials)
+    seeds = np.empty(k, dtype=np.int64)
+    seeds[0] = _pick(np.cumsum(w), uniforms[0, 0] * w.sum())
+    closest = np.empty(n)
+    for i in prange(n):
+        closest[i] = _sqdist_to_row(X, i, seeds[0])
+    candidates = np.empty(trials, dtype=np.int64)
+    partial = np.zeros((chunks, trials))
+    for c in range(1, k):
+        cumulative = np.cumsum(w * closest)
+        potential = cumulative[-1]
+        for t in range(trials):
+            candidates[t] = _pick(cumulative, uniforms[c, t] * potential)
+        for b in prange(chunks):
+            start, stop = chunk_bounds(n, chunks, b)
+            for t in range(trials):
+                acc = 0.0
+                for i in range(start, stop):
+                    acc += w[i] * min(closest[i], _sqdist_to_row(X, i, candidates[t]))
+                partial[b, t] = acc
+        best = 0
+        best_pot = np.inf
+        for t in range(trials):
+            pot = 0.0
+            for b in range(chunks):
+                pot += partial[b, t]
+            if pot < best_pot:
+                best_pot = pot
+                best = t
+        seeds[c] = candidates[best]
+        for i in prange(n):
+            closest[i] = min(closest[i], _sqdist_to_row(X, i, seeds[c]))
+    return seeds

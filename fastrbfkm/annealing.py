@@ -1,0 +1,433 @@
+"""Deterministic annealing: temperature schedules, the critical temperature,
+and warm-started soft Lloyd steps down a decreasing sequence of temperatures.
+
+At a fixed temperature the soft Lloyd step ``c_k <- m_k`` (DESIGN.md section
+2) is iterated to a fixed point; the next, colder temperature starts from it.
+Above the critical temperature the only stable fixed point puts every center
+on the weighted mean (Rose 1998), and coincident centers never separate by
+themselves: exact copies are spares, parked until the temperature falls below
+the critical value of an active center, which then splits one off with a tiny
+seeded perturbation (Rose's symmetry breaking).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import _kernels as K
+from ._validation import (
+    ASSIGNMENTS,
+    as_float_array,
+    check_assignment,
+    check_data,
+    check_real,
+    check_sample_weight,
+)
+
+#: Softmax rows count as hard when the mass off the winner is at most this.
+SOFTMAX_HARD_TOL = 1e-12
+
+
+@dataclass
+class AnnealPath:
+    """The record of an annealing run, one entry per temperature.
+
+    Every value is evaluated at the recorded centers, which are fixed points
+    of the soft Lloyd step at their temperature (to the run's tolerance).
+
+    Attributes
+    ----------
+    sigmas : ndarray of shape (T,)
+        The temperatures, decreasing.
+    centers : ndarray of shape (T, k, d)
+        The converged centers at every temperature.
+    objective : ndarray of shape (T,)
+        The free energy ``F_sigma`` at those centers.
+    inertia : ndarray of shape (T,)
+        The K-Means inertia ``J_KM`` at those centers.
+    support_mean : ndarray of shape (T,)
+        Weighted mean number of centers with a positive responsibility.
+    support_max : ndarray of shape (T,)
+        Largest number of centers with a positive responsibility in a row.
+    soft_fraction : ndarray of shape (T,)
+        Weighted fraction of the points whose responsibilities are not one-hot.
+    off_winner_max : ndarray of shape (T,)
+        Largest responsibility mass off a row's winning center.
+    n_iter : ndarray of shape (T,)
+        Soft Lloyd steps taken at every temperature.
+    converged : ndarray of shape (T,)
+        Whether the tolerance was met within ``max_iter`` steps.
+    n_active : ndarray of shape (T,)
+        Centers taking part. Exact copies among the initial centers are
+        spares, parked on the center they were copies of until the annealing
+        splits them off; the objective, supports and soft fraction are those
+        of the active centers (the inertia is the same either way).
+    assignment : str
+        The assignment used.
+    """
+
+    sigmas: np.ndarray
+    centers: np.ndarray
+    objective: np.ndarray
+    inertia: np.ndarray
+    support_mean: np.ndarray
+    support_max: np.ndarray
+    soft_fraction: np.ndarray
+    off_winner_max: np.ndarray
+    n_iter: np.ndarray
+    converged: np.ndarray
+    n_active: np.ndarray
+    assignment: str = "entmax15"
+
+    def __len__(self) -> int:
+        return len(self.sigmas)
+
+
+@dataclass
+class _PathBuilder:
+    rows: list = field(default_factory=list)
+
+    def add(self, sigma, C, summary, weight, n_iter, converged, n_active):
+        self.rows.append((sigma, C.copy(), summary.copy(), weight, n_iter, converged, n_active))
+
+    def build(self, assignment: str) -> AnnealPath:
+        sig, cen, summ, weight, its, conv, act = zip(*self.rows, strict=True)
+        S = np.array(summ)
+        W = np.array(weight)
+        return AnnealPath(
+            sigmas=np.array(sig),
+            centers=np.array(cen),
+            objective=S[:, K.OBJECTIVE],
+            inertia=S[:, K.INERTIA],
+            support_mean=S[:, K.SUPPORT] / W,
+            support_max=S[:, K.SUPPORT_MAX],
+            soft_fraction=S[:, K.SOFT] / W,
+            off_winner_max=S[:, K.OFF_WINNER_MAX],
+            n_iter=np.array(its, dtype=np.int64),
+            converged=np.array(conv, dtype=bool),
+            n_active=np.array(act, dtype=np.int64),
+            assignment=assignment,
+        )
+
+
+def weighted_covariance(X: np.ndarray, w: np.ndarray, block: int = 65536) -> np.ndarray:
+    """Weighted covariance (d, d) of validated X, in float64, by row blocks."""
+    n, d = X.shape
+    weights = np.ones(n) if w.size == 0 else w
+    total = weights.sum()
+    mean = np.zeros(d)
+    for s in range(0, n, block):
+        mean += weights[s : s + block] @ X[s : s + block].astype(np.float64)
+    mean /= total
+    cov = np.zeros((d, d))
+    for s in range(0, n, block):
+        Xc = X[s : s + block].astype(np.float64) - mean
+        cov += Xc.T @ (weights[s : s + block, None] * Xc)
+    return cov / total
+
+
+def critical_from_covariance(cov: np.ndarray, n_clusters: int, mode: int) -> float:
+    """``2 lambda_max`` (softmax) or ``2 sqrt(k) lambda_max`` (entmax15)."""
+    lam = float(np.linalg.eigvalsh(cov)[-1])
+    return 2.0 * lam * (np.sqrt(n_clusters) if mode == K.ENTMAX15 else 1.0)
+
+
+def critical_temperature(
+    X, n_clusters: int, assignment: str = "entmax15", sample_weight=None
+) -> float:
+    """Temperature below which the all-centers-at-the-mean solution is unstable.
+
+    The assignment's Jacobian at the uniform point is ``(1/k)(I - 11^T/k)``
+    for softmax and ``k^{-1/2}(I - 11^T/k)`` for entmax15, so the first split
+    happens at ``sigma_c = 2 lambda_max`` (softmax) and ``2 sqrt(k)
+    lambda_max`` (entmax15), ``lambda_max`` being the largest eigenvalue of
+    the weighted covariance of X.
+
+    Parameters
+    ----------
+    X : array-like of shape (n, d)
+        Data.
+    n_clusters : int
+        Number of centers k.
+    assignment : {"entmax15", "softmax"}, default="entmax15"
+        The soft assignment.
+    sample_weight : array-like of shape (n,), default=None
+        Non-negative weights with a positive sum.
+
+    Returns
+    -------
+    sigma_c : float
+    """
+    mode = check_assignment(assignment)
+    if mode == K.HARD:
+        raise ValueError("assignment must be 'softmax' or 'entmax15': hard has no temperature.")
+    X = as_float_array(X, "X", coordinates=True)
+    w = check_sample_weight(sample_weight, X.shape[0])
+    if isinstance(n_clusters, bool) or not isinstance(n_clusters, (int, np.integer)):
+        raise TypeError(f"n_clusters must be a positive integer; got {n_clusters!r}.")
+    if n_clusters < 1:
+        raise ValueError(f"n_clusters must be a positive integer; got {n_clusters}.")
+    return critical_from_covariance(weighted_covariance(X, w), int(n_clusters), mode)
+
+
+def geometric_schedule(start: float, stop: float, cooling: float) -> np.ndarray:
+    """``start, start*cooling, start*cooling^2, ...`` down to the first value ``<= stop``."""
+    if not (start > 0 and stop > 0 and 0 < cooling < 1):
+        raise ValueError("need start > 0, stop > 0 and 0 < cooling < 1.")
+    count = max(1, int(np.ceil(np.log(stop / start) / np.log(cooling))) + 1) if stop < start else 1
+    return start * cooling ** np.arange(count)
+
+
+def run_anneal(
+    X: np.ndarray,
+    C: np.ndarray,
+    w: np.ndarray,
+    sigmas: np.ndarray,
+    mode: int,
+    max_iter: int,
+    tol: float,
+    scale2: float,
+    rng: np.random.Generator,
+    perturbation: float,
+    stop_when_hard: bool = False,
+    callback: Callable[[int, float, np.ndarray, np.ndarray, int], None] | None = None,
+) -> AnnealPath:
+    """Anneal validated arrays; ``tol`` is absolute (squared center shift) and
+    ``scale2`` the data's mean feature variance (sets the rounding floor).
+
+    Exact copies among the initial centers are spares: they are parked on
+    the first of their group and take no part until :func:`split_unstable`
+    splits them off where the data needs another center.
+
+    At each temperature the soft Lloyd step is repeated until the squared
+    shift is ``<= tol`` and no longer growing, and the pairs split apart
+    before it have stopped opening up (their gap grows by less than 1% a
+    step), at least twice and at most ``max_iter`` times.
+    """
+    weight = float(w.sum()) if w.size else float(X.shape[0])
+    eps = float(np.finfo(X.dtype).eps)
+    noise = (100.0 * eps) ** 2 * scale2 * C.shape[0]
+    floor = max(1e-6 * tol, noise)
+    tol = max(tol, noise)
+    # Split pairs that fall back together closer than this are copies again.
+    merge_radius = 1e-2 * perturbation * np.sqrt(scale2)
+    path = _PathBuilder()
+    C = C.astype(X.dtype, copy=True)
+    _, first, parent = np.unique(C, axis=0, return_index=True, return_inverse=True)
+    parent = first[parent.ravel()]  # each center's group leader
+    active = parent == np.arange(C.shape[0])
+    pairs = np.empty((0, 2), dtype=np.int64)  # centers split apart before this temperature
+    for t, sigma in enumerate(sigmas):
+        A = np.ascontiguousarray(C[active])
+        rows = np.searchsorted(np.flatnonzero(active), pairs)  # the pairs' rows in A
+        gap = np.zeros(len(rows))
+        previous = np.inf
+        converged = False
+        for it in range(1, max_iter + 1):
+            N, S, summary = K.block_stats(X, A, w, sigma, mode, True)
+            new = A.astype(np.float64)
+            alive = N > 0
+            new[alive] = S[alive] / N[alive, None]
+            shift = float(((new - A) ** 2).sum())
+            # A fresh split is still opening up while its gap keeps growing.
+            widths = np.linalg.norm(new[rows[:, 0]] - new[rows[:, 1]], axis=1)
+            opening = bool((widths > 1.01 * gap).any())
+            gap = widths
+            settled = shift <= previous or shift <= floor
+            if it >= 2 and shift <= tol and settled and not opening:
+                converged = True
+                break
+            if it < max_iter:
+                previous = shift
+                A = new.astype(X.dtype)
+        C[active] = A
+        C[~active] = C[parent[~active]]
+        path.add(sigma, C, summary, weight, it, converged, int(active.sum()))
+        if callback is not None:
+            callback(t, sigma, C, summary, it)
+        C[active] = new
+        C[~active] = C[parent[~active]]
+        if stop_when_hard and active.all() and is_hard(summary, mode):
+            break
+        pairs = np.empty((0, 2), dtype=np.int64)
+        merge_copies(C, active, parent, merge_radius)
+        if t + 1 < len(sigmas) and not active.all():
+            pairs = split_unstable(
+                X, C, active, parent, w, sigma, sigmas[t + 1], mode, rng, perturbation
+            )
+    return path.build(_name(mode))
+
+
+def merge_copies(C: np.ndarray, active: np.ndarray, parent: np.ndarray, radius: float) -> None:
+    """Turn active centers within ``radius`` of an earlier active center back
+    into spares parked on it, in place.
+
+    A split that happened above the pair's true critical temperature closes
+    again; the two centers would then move as one for ever (exact copies stay
+    exact copies), so one of them goes back to the spares, to be split off
+    where it is needed.
+    """
+    idx = np.flatnonzero(active)
+    P = C[idx].astype(np.float64)
+    close = ((P[:, None, :] - P[None, :, :]) ** 2).sum(axis=2) <= radius**2
+    for a in range(len(idx)):
+        if not active[idx[a]]:
+            continue
+        for b in range(a + 1, len(idx)):
+            if close[a, b] and active[idx[b]]:
+                active[idx[b]] = False
+                parent[idx[b]] = idx[a]
+    C[~active] = C[parent[~active]]
+
+
+def is_hard(summary: np.ndarray, mode: int) -> bool:
+    """Whether every row was one-hot (entmax15) or within 1e-12 of it (softmax)."""
+    if mode == K.SOFTMAX:
+        return bool(summary[K.OFF_WINNER_MAX] <= SOFTMAX_HARD_TOL)
+    return bool(summary[K.SOFT] == 0)
+
+
+def split_unstable(
+    X: np.ndarray,
+    C: np.ndarray,
+    active: np.ndarray,
+    parent: np.ndarray,
+    w: np.ndarray,
+    sigma: float,
+    next_sigma: float,
+    mode: int,
+    rng: np.random.Generator,
+    perturbation: float,
+) -> np.ndarray:
+    """Seeded symmetry breaking: split spare centers off the active centers
+    that are unstable at ``next_sigma``, in place.
+
+    An active center j with a coincident copy would split below
+    ``sigma_c(j) = 2 lambda_max(M_j)``, where ``M_j`` is the covariance of
+    the data around c_j weighted by the second derivative of the assignment
+    (DESIGN.md section 2, applied to a pair of copies sharing the center's
+    responsibilities: the posterior covariance for softmax, ``sqrt(2)`` times
+    ``sum w sqrt(r) (x - c)(x - c)^T / sum w r`` for entmax15). Spares go to
+    the unstable centers with the highest ``sigma_c`` first, one each: the
+    spare and its center are nudged apart along the principal axis by
+    ``perturbation`` times the spread along it, and the split opens up at the
+    next temperature. Clusters with the widest spread split first, so spare
+    centers go where the data needs them. Returns the split pairs (m, 2).
+    """
+    chosen = np.flatnonzero(active)
+    A = np.ascontiguousarray(C[chosen])
+    N, M = K.center_scatter(X, A, w, sigma, mode, np.arange(chosen.size))
+    gain = np.sqrt(2.0) if mode == K.ENTMAX15 else 1.0
+    spares = list(np.flatnonzero(~active))
+    critical = np.zeros(chosen.size)
+    axes = np.zeros((chosen.size, C.shape[1]))
+    for g in range(chosen.size):
+        if N[g] > 0:
+            values, vectors = np.linalg.eigh(M[g] / N[g])
+            critical[g] = 2.0 * gain * max(values[-1], 0.0)
+            axes[g] = vectors[:, -1]
+    pairs = []
+    for g in np.argsort(-critical, kind="stable"):
+        if not spares or critical[g] <= next_sigma:
+            break
+        j = chosen[g]
+        spare = spares.pop(0)
+        step = perturbation * np.sqrt(critical[g] / (2.0 * gain)) * axes[g]
+        step *= rng.choice([-1.0, 1.0])
+        center = C[j].astype(np.float64)
+        C[j] = center - step
+        C[spare] = center + step
+        active[spare] = True
+        parent[spare] = spare
+        pairs.append((j, spare))
+    C[~active] = C[parent[~active]]
+    return np.array(pairs, dtype=np.int64).reshape(-1, 2)
+
+
+def _name(mode: int) -> str:
+    return next(name for name, code in ASSIGNMENTS.items() if code == mode)
+
+
+def anneal(
+    X,
+    C0,
+    sigmas,
+    assignment: str = "entmax15",
+    sample_weight=None,
+    max_iter: int = 1000,
+    tol: float = 1e-20,
+    random_state: int | np.random.Generator | None = 0,
+    perturbation: float = 1e-3,
+    stop_when_hard: bool = False,
+) -> AnnealPath:
+    """Warm-started soft Lloyd steps to convergence down a temperature sequence.
+
+    Parameters
+    ----------
+    X : array-like of shape (n, d)
+        Data.
+    C0 : array-like of shape (k, d)
+        Initial centers (for instance all at the mean, above the critical
+        temperature; see :func:`critical_temperature`).
+    sigmas : array-like of shape (T,)
+        Strictly decreasing temperatures > 0.
+    assignment : {"entmax15", "softmax"}, default="entmax15"
+        The soft assignment.
+    sample_weight : array-like of shape (n,), default=None
+        Non-negative weights with a positive sum.
+    max_iter : int, default=1000
+        Most soft Lloyd steps at one temperature.
+    tol : float, default=1e-20
+        Convergence when the squared Frobenius shift of the centers in one
+        step is at most ``tol`` times the mean feature variance (the
+        convention of scikit-learn's KMeans): the default makes the recorded
+        centers fixed points to about ``1e-10`` of the data's spread (in
+        float32, to about ``1e-5``, the dtype's resolution).
+    random_state : int, Generator or None, default=0
+        Seed of the symmetry-breaking perturbation.
+    perturbation : float, default=1e-3
+        Size of the nudge that splits a group of coincident centers, relative
+        to the group's spread along its principal axis.
+    stop_when_hard : bool, default=False
+        Stop after the first temperature at which every responsibility row is
+        hard (exactly for entmax15, within 1e-12 for softmax).
+
+    Returns
+    -------
+    path : AnnealPath
+        The converged centers and their statistics at every temperature.
+    """
+    mode = check_assignment(assignment)
+    if mode == K.HARD:
+        raise ValueError("assignment must be 'softmax' or 'entmax15': hard has no temperature.")
+    X, C0 = check_data(X, C0)
+    w = check_sample_weight(sample_weight, X.shape[0])
+    sig = as_float_array(sigmas, "sigmas", ndim=1, dtype=np.dtype(np.float64))
+    if sig.min() <= 0 or np.any(np.diff(sig) >= 0):
+        raise ValueError("sigmas must be positive and strictly decreasing.")
+    if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
+        raise ValueError(f"max_iter must be a positive integer; got {max_iter!r}.")
+    tol = check_real(tol, "tol")
+    if not (np.isfinite(tol) and tol >= 0):
+        raise ValueError(f"tol must be finite and >= 0; got {tol!r}.")
+    perturbation = check_real(perturbation, "perturbation")
+    if not (np.isfinite(perturbation) and perturbation >= 0):
+        raise ValueError(f"perturbation must be finite and >= 0; got {perturbation!r}.")
+    rng = np.random.default_rng(random_state)
+    scale2 = float(np.trace(weighted_covariance(X, w))) / X.shape[1]
+    return run_anneal(
+        X,
+        C0,
+        w,
+        sig,
+        mode,
+        int(max_iter),
+        tol * scale2,
+        scale2,
+        rng,
+        perturbation,
+        stop_when_hard,
+    )

@@ -1,0 +1,489 @@
+"""RBFKMeans: hard, soft and annealed K-Means as a scikit-learn estimator."""
+
+from __future__ import annotations
+
+import numbers
+import time
+import warnings
+
+import numpy as np
+from sklearn.base import (
+    BaseEstimator,
+    ClassNamePrefixFeaturesOutMixin,
+    ClusterMixin,
+    TransformerMixin,
+)
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils import check_array, check_random_state
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from . import _kernels as K
+from ._validation import ASSIGNMENTS, as_float_array, check_sample_weight
+from .annealing import (
+    critical_from_covariance,
+    geometric_schedule,
+    run_anneal,
+    weighted_covariance,
+)
+from .lloyd import run_lloyd
+from .seeding import initial_centers
+
+#: RMS size of the symmetry-breaking nudge, relative to the data's spread.
+PERTURBATION = 1e-3
+
+
+class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, BaseEstimator):
+    """K-Means as the zero-temperature limit of a normalized RBF network.
+
+    With ``assignment="hard"`` this is Lloyd's K-Means. With ``"softmax"`` or
+    ``"entmax15"`` the centers are soft Lloyd fixed points at a temperature
+    ``sigma`` (in units of squared distance): one temperature, or
+    (``sigma="auto"``, the default) deterministic annealing from just above
+    the critical temperature, where every center sits on the mean, down to
+    where every point's responsibilities are hard; ``refine`` then finishes
+    with hard Lloyd iterations at a true K-Means fixed point.
+
+    Parameters
+    ----------
+    n_clusters : int, default=8
+        Number of centers k.
+    assignment : {"entmax15", "softmax", "hard"}, default="entmax15"
+        How distances become responsibilities. Entmax-1.5 is sparse and
+        exactly hard at a finite temperature, so annealing ends by itself.
+    sigma : float > 0 or "auto", default="auto"
+        ``"auto"`` anneals from just above the critical temperature
+        (``2 lambda_max`` for softmax, ``2 sqrt(k) lambda_max`` for entmax15,
+        ``lambda_max`` the largest eigenvalue of the weighted covariance),
+        starting with every center on the weighted mean; ``init`` is then not
+        used. A float is one temperature, started from ``init`` (or the first
+        of an annealing down to ``sigma_min`` when that is given). Ignored
+        when ``assignment="hard"``.
+    sigma_min : float > 0 or None, default=None
+        Last temperature. None cools until every row is hard (exactly for
+        entmax15, within 1e-12 off the winner for softmax), or until sigma is
+        the dtype's resolution below the first temperature.
+    cooling : float in (0, 1), default=0.8
+        Geometric cooling factor between temperatures.
+    init : {"k-means++", "random"} or array of shape (k, d), default="k-means++"
+        Initial centers for hard K-Means and for a fixed ``sigma``.
+    n_init : int, default=1
+        Runs with different seeds; the one with the lowest final inertia is
+        kept. One is enough for annealing, whose solution barely depends on
+        the seed.
+    max_iter : int, default=300
+        Most iterations per temperature, and most hard Lloyd iterations.
+    tol : float, default=1e-4
+        Convergence when the squared Frobenius shift of the centers in one
+        iteration is at most ``tol`` times the mean feature variance
+        (scikit-learn's convention; ``tol=0`` for hard iterations means: until
+        the labels stop changing).
+    refine : bool, default=True
+        Finish the soft phase with hard Lloyd iterations; ``sigma_`` is then 0
+        and ``predict_proba`` one-hot. Set it to False to keep the soft
+        solution at the last temperature.
+    record_path : bool, default=False
+        Keep the annealing path in ``path_``.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the initialization and the symmetry breaking.
+    verbose : int, default=0
+        Progress over temperatures (a tqdm bar when tqdm is installed, plain
+        lines otherwise).
+
+    Attributes
+    ----------
+    cluster_centers_ : ndarray of shape (n_clusters, n_features)
+        Final centers, in X's float dtype.
+    labels_ : ndarray of shape (n_samples,)
+        Index of every training point's nearest center.
+    inertia_ : float
+        Weighted sum of squared distances to the nearest center.
+    n_iter_ : int
+        Iterations of the kept run: soft steps over all temperatures plus
+        hard Lloyd iterations.
+    sigma_ : float
+        Final temperature: 0 after hard iterations, else the last soft one.
+    sigma_critical_ : float or None
+        The critical temperature the annealing started above (``sigma="auto"``).
+    path_ : AnnealPath or None
+        With ``record_path=True`` and a soft assignment: per temperature, the
+        sigma, converged centers, objective, inertia, support sizes, soft
+        fraction and iterations used (see :class:`fastrbfkm.AnnealPath`).
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of the features, when X has string column names.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastrbfkm import RBFKMeans
+    >>> X = np.array([[0.0, 0.1], [0.2, 0.0], [5.0, 5.1], [5.2, 4.9]])
+    >>> km = RBFKMeans(n_clusters=2, random_state=0).fit(X)
+    >>> km.predict([[0.1, 0.0], [5.0, 5.0]]).tolist() == km.labels_[[0, 2]].tolist()
+    True
+    """
+
+    def __init__(
+        self,
+        n_clusters=8,
+        *,
+        assignment="entmax15",
+        sigma="auto",
+        sigma_min=None,
+        cooling=0.8,
+        init="k-means++",
+        n_init=1,
+        max_iter=300,
+        tol=1e-4,
+        refine=True,
+        record_path=False,
+        random_state=None,
+        verbose=0,
+    ):
+        self.n_clusters = n_clusters
+        self.assignment = assignment
+        self.sigma = sigma
+        self.sigma_min = sigma_min
+        self.cooling = cooling
+        self.init = init
+        self.n_init = n_init
+        self.max_iter = max_iter
+        self.tol = tol
+        self.refine = refine
+        self.record_path = record_path
+        self.random_state = random_state
+        self.verbose = verbose
+
+    # ------------------------------------------------------------------ checks
+
+    def _check_params(self, n_samples: int, n_features: int, dtype) -> None:
+        def positive_int(name):
+            value = getattr(self, name)
+            if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+                raise ValueError(f"{name} must be a positive integer; got {value!r}.")
+            if value < 1:
+                raise ValueError(f"{name} must be a positive integer; got {value!r}.")
+            return int(value)
+
+        def real(name, value, low, high=None, low_open=True):
+            if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+                raise ValueError(f"{name} must be a real number; got {value!r}.")
+            ok = np.isfinite(value) and (value > low if low_open else value >= low)
+            if high is not None:
+                ok = ok and value < high
+            if not ok:
+                bound = (
+                    f"in ({low}, {high})"
+                    if high is not None
+                    else (f"> {low}" if low_open else f">= {low}")
+                )
+                raise ValueError(f"{name} must be {bound}; got {value!r}.")
+            return float(value)
+
+        k = positive_int("n_clusters")
+        if k > n_samples:
+            raise ValueError(f"n_samples={n_samples} should be >= n_clusters={k}.")
+        if not isinstance(self.assignment, str) or self.assignment not in ASSIGNMENTS:
+            raise ValueError(
+                f"assignment must be one of {sorted(ASSIGNMENTS)}; got {self.assignment!r}."
+            )
+        if not (isinstance(self.sigma, str) and self.sigma == "auto"):
+            if isinstance(self.sigma, str):
+                raise ValueError(f"sigma must be 'auto' or a float > 0; got {self.sigma!r}.")
+            real("sigma", self.sigma, 0.0)
+        if self.sigma_min is not None:
+            real("sigma_min", self.sigma_min, 0.0)
+            if not isinstance(self.sigma, str) and self.sigma_min > self.sigma:
+                raise ValueError(
+                    f"sigma_min={self.sigma_min!r} must not be above sigma={self.sigma!r}."
+                )
+        real("cooling", self.cooling, 0.0, 1.0)
+        positive_int("n_init")
+        positive_int("max_iter")
+        real("tol", self.tol, 0.0, low_open=False)
+        if isinstance(self.init, str):
+            if self.init not in ("k-means++", "random"):
+                raise ValueError(
+                    f"init must be 'k-means++', 'random' or an array; got {self.init!r}."
+                )
+        else:
+            init = as_float_array(self.init, "init", dtype=dtype, coordinates=True)
+            if init.shape != (k, n_features):
+                raise ValueError(
+                    f"init must have shape (n_clusters, n_features) = ({k}, {n_features}); "
+                    f"got {init.shape}."
+                )
+        for name in ("refine", "record_path"):
+            if not isinstance(getattr(self, name), (bool, np.bool_)):
+                raise ValueError(f"{name} must be a bool; got {getattr(self, name)!r}.")
+        if isinstance(self.verbose, (bool, np.bool_)) or not isinstance(
+            self.verbose, numbers.Integral
+        ):
+            if not isinstance(self.verbose, (bool, np.bool_)):
+                raise ValueError(f"verbose must be an integer; got {self.verbose!r}.")
+
+    def _validate_X(self, X, *, reset: bool) -> np.ndarray:
+        if reset:
+            X = check_array(X, dtype=[np.float64, np.float32], order="C", accept_sparse=False)
+        else:
+            X = validate_data(
+                self,
+                X,
+                dtype=[np.float64, np.float32],
+                order="C",
+                accept_sparse=False,
+                reset=False,
+            )
+        # Magnitude only: squared distances must be representable.
+        return as_float_array(X, "X", dtype=X.dtype, coordinates=True)
+
+    # ------------------------------------------------------------------- fit
+
+    def fit(self, X, y=None, sample_weight=None):
+        """Compute the clustering.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data. float32 stays float32; anything else becomes float64.
+        y : Ignored
+            Not used, present for API consistency.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights with a positive sum; None means all ones.
+
+        Returns
+        -------
+        self : RBFKMeans
+            The fitted estimator.
+        """
+        X_in = X
+        X = self._validate_X(X, reset=True)
+        n, d = X.shape
+        self._check_params(n, d, X.dtype)
+        w = check_sample_weight(sample_weight, n)
+        mode = ASSIGNMENTS[self.assignment]
+        k = int(self.n_clusters)
+        rng = check_random_state(self.random_state)
+        # scikit-learn's tolerance: tol times the mean (unweighted) feature variance.
+        tol = float(np.mean(np.var(X, axis=0, dtype=np.float64))) * self.tol
+        n_init = int(self.n_init)
+        if not isinstance(self.init, str) and n_init != 1:
+            warnings.warn(
+                f"Explicit initial center position passed: performing only one init in "
+                f"{type(self).__name__} instead of n_init={n_init}.",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+            n_init = 1
+        soft = mode != K.HARD
+        cov = weighted_covariance(X, w) if soft else None
+        sigma_c = critical_from_covariance(cov, k, mode) if soft and self.sigma == "auto" else None
+
+        best = None
+        for run in range(n_init):
+            seed = rng.randint(np.iinfo(np.int32).max)
+            result = self._fit_once(X, w, mode, k, tol, cov, sigma_c, seed, run)
+            if best is None or result["inertia"] < best["inertia"]:
+                best = result
+
+        distinct = np.unique(best["labels"]).size
+        if distinct < k:
+            warnings.warn(
+                f"Number of distinct clusters ({distinct}) found smaller than n_clusters ({k}). "
+                "Possibly due to duplicate points in X.",
+                ConvergenceWarning,
+                stacklevel=2,
+            )
+        # Everything succeeded: only now touch the fitted attributes.
+        validate_data(self, X_in, reset=True, skip_check_array=True)
+        self.cluster_centers_ = best["centers"]
+        self.labels_ = best["labels"]
+        self.inertia_ = best["inertia"]
+        self.n_iter_ = best["n_iter"]
+        self.sigma_ = best["sigma"]
+        self.sigma_critical_ = sigma_c
+        self.path_ = best["path"] if self.record_path and soft else None
+        return self
+
+    def _fit_once(self, X, w, mode, k, tol, cov, sigma_c, seed, run) -> dict:
+        rng = np.random.default_rng(seed)
+        n_iter = 0
+        path = None
+        if mode != K.HARD and self.sigma == "auto":
+            weights = np.ones(X.shape[0]) if w.size == 0 else w
+            mean = (weights @ X.astype(np.float64)) / weights.sum()
+            C = np.repeat(mean[None, :], k, axis=0).astype(X.dtype)
+            start = sigma_c / self.cooling
+        else:
+            C = initial_centers(X, k, self.init, w, rng)
+            start = None if mode == K.HARD else float(self.sigma)
+        sigma = 0.0
+        if start is not None and start <= 0:
+            start = None  # no spread at all: every center stays on the mean
+        if start is not None:
+            scale2 = float(np.trace(cov)) / X.shape[1]
+            if self.sigma_min is not None:
+                schedule = geometric_schedule(start, float(self.sigma_min), self.cooling)
+            elif self.sigma == "auto":
+                floor = start * np.finfo(X.dtype).eps
+                schedule = geometric_schedule(start, floor, self.cooling)
+            else:
+                schedule = np.array([start])
+            path = run_anneal(
+                X,
+                C,
+                w,
+                schedule,
+                mode,
+                int(self.max_iter),
+                tol,
+                scale2,
+                rng,
+                PERTURBATION,
+                stop_when_hard=self.sigma_min is None and self.sigma == "auto",
+                callback=self._progress(run, len(schedule)),
+            )
+            self._close_progress()
+            C = path.centers[-1]
+            sigma = float(path.sigmas[-1])
+            n_iter += int(path.n_iter.sum())
+        if start is None or self.refine:
+            lloyd = run_lloyd(X, C, w, int(self.max_iter), tol)
+            C, labels, inertia = lloyd.centers, lloyd.labels, lloyd.inertia
+            n_iter += lloyd.n_iter
+            sigma = 0.0
+        else:
+            labels, _, inertia = K.hard_assign(X, C, w)
+        return {
+            "centers": np.ascontiguousarray(C, dtype=X.dtype),
+            "labels": labels,
+            "inertia": float(inertia),
+            "n_iter": n_iter,
+            "sigma": sigma,
+            "path": path,
+        }
+
+    # -------------------------------------------------------------- progress
+
+    def _progress(self, run: int, total: int):
+        self._bar = None
+        if not self.verbose:
+            return None
+        try:
+            from tqdm.auto import tqdm
+        except ImportError:
+            tqdm = None
+        if tqdm is not None:
+            self._bar = tqdm(total=total, desc=f"init {run}: annealing", unit="T", leave=False)
+        started = time.perf_counter()
+
+        def report(t, sigma, C, summary, its):
+            soft = summary[K.SOFT]
+            if self._bar is not None:
+                self._bar.set_postfix(sigma=f"{sigma:.3g}", iters=its, soft=f"{soft:.0f}")
+                self._bar.update(1)
+            else:
+                print(
+                    f"[RBFKMeans] init {run} T{t:03d} sigma={sigma:.4g} iterations={its} "
+                    f"objective={summary[K.OBJECTIVE]:.6g} soft rows={soft:.0f} "
+                    f"({time.perf_counter() - started:.1f} s)",
+                    flush=True,
+                )
+
+        return report
+
+    def _close_progress(self) -> None:
+        if getattr(self, "_bar", None) is not None:
+            self._bar.close()
+        self._bar = None
+
+    # ------------------------------------------------------------- predict
+
+    def predict(self, X) -> np.ndarray:
+        """Index of the nearest center for every row of X.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            New data.
+
+        Returns
+        -------
+        labels : ndarray of shape (n_samples,)
+            Nearest center, ties to the lowest index.
+        """
+        check_is_fitted(self)
+        X = self._validate_X(X, reset=False)
+        labels, _, _ = K.hard_assign(X, self._centers_like(X), np.empty(0))
+        return labels
+
+    def predict_proba(self, X) -> np.ndarray:
+        """Responsibilities at the final temperature.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            New data.
+
+        Returns
+        -------
+        R : ndarray of shape (n_samples, n_clusters)
+            Rows summing to 1: the fitted assignment at ``sigma_``, one-hot
+            when ``sigma_`` is 0 (hard K-Means, or after ``refine``).
+        """
+        check_is_fitted(self)
+        X = self._validate_X(X, reset=False)
+        mode = ASSIGNMENTS[self.assignment] if self.sigma_ > 0 else K.HARD
+        return K.responsibilities(X, self._centers_like(X), self.sigma_, mode)
+
+    def transform(self, X) -> np.ndarray:
+        """Euclidean distances to every center (the cluster-distance space).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            New data.
+
+        Returns
+        -------
+        D : ndarray of shape (n_samples, n_clusters)
+            ``||x - c_k||``, in X's float dtype.
+        """
+        check_is_fitted(self)
+        X = self._validate_X(X, reset=False)
+        return np.sqrt(K.squared_distances(X, self._centers_like(X)))
+
+    def score(self, X, y=None, sample_weight=None) -> float:
+        """Minus the (weighted) K-Means inertia of X at the fitted centers.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            New data.
+        y : Ignored
+            Not used, present for API consistency.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights with a positive sum.
+
+        Returns
+        -------
+        score : float
+            ``-sum_i w_i min_k ||x_i - c_k||^2``.
+        """
+        check_is_fitted(self)
+        X = self._validate_X(X, reset=False)
+        w = check_sample_weight(sample_weight, X.shape[0])
+        _, _, inertia = K.hard_assign(X, self._centers_like(X), w)
+        return -float(inertia)
+
+    def _centers_like(self, X: np.ndarray) -> np.ndarray:
+        return np.ascontiguousarray(self.cluster_centers_, dtype=X.dtype)
+
+    @property
+    def _n_features_out(self) -> int:
+        return self.cluster_centers_.shape[0]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        return tags

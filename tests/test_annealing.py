@@ -1,0 +1,66 @@
+"""anneal(): the path it records, its fixed points and the Gamma bounds."""
+
+import numpy as np
+import pytest
+
+import fastrbfkm as fk
+from fastrbfkm.datasets import make_blobs
+
+from . import naive
+
+
+@pytest.mark.parametrize("assignment", ["softmax", "entmax15"])
+def test_anneal_records_converged_fixed_points_within_the_bounds(assignment):
+    X, _ = make_blobs(400, centers=3, random_state=0)
+    w = np.random.default_rng(0).uniform(0.5, 1.5, size=len(X))
+    sigma_c = fk.critical_temperature(X, 3, assignment, sample_weight=w)
+    sigmas = sigma_c * 1.2 * 0.7 ** np.arange(25)
+    C0 = np.repeat(np.average(X, axis=0, weights=w)[None], 3, axis=0)
+    path = fk.anneal(X, C0, sigmas, assignment, sample_weight=w)
+    assert len(path) == 25 and path.centers.shape == (25, 3, 2)
+    np.testing.assert_array_equal(path.sigmas, sigmas)
+    # Next to a phase transition convergence slows down critically and may
+    # need more than max_iter steps; everywhere else the tolerance is met.
+    assert path.converged.sum() >= len(path) - 2
+    scale = np.sqrt(np.trace(np.cov(X.T)))
+    H = naive.h_max(assignment, 3)
+    for t in range(len(path)):
+        C, sigma = path.centers[t], path.sigmas[t]
+        if path.n_active[t] == 3 and path.converged[t]:  # values are F at a fixed point C
+            moved = fk.step(X, C, sigma, assignment, sample_weight=w)
+            assert np.abs(moved - C).max() <= 1e-9 * scale
+            np.testing.assert_allclose(
+                path.objective[t],
+                fk.objective(X, C, sigma, assignment, sample_weight=w),
+                rtol=1e-12,
+            )
+        J = naive.inertia(X, C, w)
+        np.testing.assert_allclose(path.inertia[t], J, rtol=1e-12)
+        assert J - sigma * H * w.sum() - 1e-9 * J <= path.objective[t] <= J * (1 + 1e-12)
+    # Above the critical temperature everything sits on the mean; well below
+    # it the three blobs have their own centers.
+    assert path.n_active[0] == 1 and path.n_active[-1] == 3
+    assert path.support_mean[0] >= path.support_mean[-1]
+
+
+def test_anneal_validates_its_arguments():
+    X, _ = make_blobs(50, centers=2, random_state=1)
+    C0 = X[:2]
+    with pytest.raises(ValueError, match="sigmas must be positive and strictly decreasing"):
+        fk.anneal(X, C0, [1.0, 2.0])
+    with pytest.raises(ValueError, match="sigmas must be positive"):
+        fk.anneal(X, C0, [1.0, 0.0])
+    with pytest.raises(ValueError, match="assignment must be 'softmax' or 'entmax15'"):
+        fk.anneal(X, C0, [1.0], assignment="hard")
+    with pytest.raises(ValueError, match="max_iter"):
+        fk.anneal(X, C0, [1.0], max_iter=0)
+    with pytest.raises(ValueError, match="tol"):
+        fk.anneal(X, C0, [1.0], tol=-1.0)
+
+
+def test_critical_temperature_formula():
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(500, 3)) * [3.0, 1.0, 0.5]
+    lam = np.linalg.eigvalsh(np.cov(X.T, bias=True))[-1]
+    assert fk.critical_temperature(X, 5, "softmax") == pytest.approx(2 * lam)
+    assert fk.critical_temperature(X, 5, "entmax15") == pytest.approx(2 * np.sqrt(5) * lam)

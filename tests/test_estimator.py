@@ -1,0 +1,258 @@
+"""RBFKMeans: scikit-learn conventions, agreement with KMeans, annealing,
+bad parameters, and the quality of the annealed solution."""
+
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.cluster import KMeans
+from sklearn.datasets import load_digits, load_iris, load_wine
+from sklearn.exceptions import ConvergenceWarning, NotFittedError
+from sklearn.preprocessing import StandardScaler
+from sklearn.utils.estimator_checks import check_estimator
+
+import fastrbfkm as fk
+from fastrbfkm import RBFKMeans
+from fastrbfkm.datasets import make_blobs
+
+from . import naive
+
+# scikit-learn declares the same expected failure for its own KMeans
+# (sklearn/utils/_test_common/instance_generator.py): with k-means++ seeding,
+# a weight of 2 draws different random numbers than a repeated row does.
+KMEANS_XFAIL = {
+    "check_sample_weight_equivalence_on_dense_data": (
+        "sample_weight is not equivalent to removing/repeating samples (as for KMeans)."
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    "estimator",
+    [RBFKMeans(), RBFKMeans(assignment="hard"), RBFKMeans(assignment="softmax")],
+    ids=["entmax15", "hard", "softmax"],
+)
+def test_check_estimator(estimator):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        results = check_estimator(estimator, expected_failed_checks=KMEANS_XFAIL, on_fail=None)
+    failed = [
+        (r["check_name"], str(r["exception"])[:200]) for r in results if r["status"] == "failed"
+    ]
+    assert not failed
+    assert sum(r["status"] == "passed" for r in results) >= 40
+
+
+@pytest.mark.parametrize("seed", range(10))
+@pytest.mark.parametrize("tol", [1e-4, 0.0])
+def test_hard_agrees_with_scikit_learn_lloyd(seed, tol):
+    rng = np.random.default_rng(seed)
+    n, d, k = rng.integers(50, 400), rng.integers(1, 6), rng.integers(2, 9)
+    X = rng.normal(size=(n, d)) + rng.integers(0, 4, size=n)[:, None]
+    w = rng.uniform(0.5, 2, size=n) if seed % 2 else None
+    init = X[rng.choice(n, size=k, replace=False)]
+    ours = RBFKMeans(k, assignment="hard", init=init, max_iter=100, tol=tol)
+    ours.fit(X, sample_weight=w)
+    ref = KMeans(k, init=init, n_init=1, max_iter=100, tol=tol, algorithm="lloyd")
+    ref.fit(X, sample_weight=w)
+    np.testing.assert_allclose(ours.cluster_centers_, ref.cluster_centers_, rtol=1e-9, atol=1e-12)
+    np.testing.assert_array_equal(ours.labels_, ref.labels_)
+    assert ours.n_iter_ == ref.n_iter_
+    np.testing.assert_allclose(ours.inertia_, ref.inertia_, rtol=1e-9)
+    assert ours.sigma_ == 0.0
+
+
+def test_empty_clusters_are_relocated_not_nan():
+    X = np.array([[0.0], [0.1], [0.2], [10.0], [10.1], [30.0]])
+    init = np.array([[0.1], [10.0], [100.0], [200.0]])  # two centers own nothing
+    km = RBFKMeans(4, assignment="hard", init=init, max_iter=10).fit(X)
+    assert np.isfinite(km.cluster_centers_).all()
+    assert len(np.unique(km.labels_)) == 4
+    # The farthest point from its center (30 from 10.03) took the first empty center.
+    assert km.cluster_centers_[2, 0] == 30.0
+
+
+def test_fewer_distinct_points_than_clusters_warns_and_works():
+    X = np.repeat([[0.0, 0.0], [1.0, 1.0]], 5, axis=0)
+    for assignment in ("hard", "softmax", "entmax15"):
+        with pytest.warns(ConvergenceWarning, match="distinct clusters"):
+            km = RBFKMeans(3, assignment=assignment, random_state=0).fit(X)
+        assert np.isfinite(km.cluster_centers_).all()
+        assert km.inertia_ == pytest.approx(0.0, abs=1e-12)
+
+
+@pytest.mark.parametrize("assignment", ["softmax", "entmax15"])
+def test_annealing_records_its_path(assignment):
+    X, _ = make_blobs(600, centers=4, random_state=0)
+    km = RBFKMeans(4, assignment=assignment, record_path=True, random_state=0).fit(X)
+    path = km.path_
+    T = len(path)
+    assert T >= 10
+    assert path.centers.shape == (T, 4, 2)
+    assert (np.diff(path.sigmas) < 0).all()
+    np.testing.assert_allclose(path.sigmas[1:] / path.sigmas[:-1], 0.8)
+    # Starts just above the critical temperature, all centers on the mean.
+    sigma_c = fk.critical_temperature(X, 4, assignment)
+    assert km.sigma_critical_ == pytest.approx(sigma_c)
+    assert path.sigmas[0] == pytest.approx(sigma_c / 0.8)
+    np.testing.assert_allclose(path.centers[0], np.repeat(X.mean(0)[None], 4, 0), atol=1e-9)
+    assert path.n_active[0] == 1 and path.n_active[-1] == 4
+    # Annealing stopped at the first temperature where every row is hard.
+    if assignment == "entmax15":
+        assert path.soft_fraction[-1] == 0 and path.soft_fraction[-2] > 0
+    else:
+        assert path.off_winner_max[-1] <= 1e-12 < path.off_winner_max[-2]
+    # The recorded values are those of the recorded centers.
+    for t in (0, T // 2, T - 1):
+        C = path.centers[t][: path.n_active[t]] if path.n_active[t] == 4 else None
+        if C is not None:
+            np.testing.assert_allclose(
+                path.objective[t], fk.objective(X, C, path.sigmas[t], assignment), rtol=1e-6
+            )
+        np.testing.assert_allclose(path.inertia[t], naive.inertia(X, path.centers[t]), rtol=1e-9)
+    assert km.n_iter_ >= path.n_iter.sum()
+    assert km.sigma_ == 0.0  # refined
+
+
+def test_fixed_temperature_without_refinement_is_a_soft_fixed_point():
+    X, _ = make_blobs(500, centers=3, random_state=1)
+    km = RBFKMeans(3, assignment="softmax", sigma=2.0, refine=False, tol=1e-12, random_state=0).fit(
+        X
+    )
+    assert km.sigma_ == 2.0
+    C = km.cluster_centers_
+    np.testing.assert_allclose(fk.step(X, C, 2.0, "softmax"), C, atol=1e-5)
+    R = km.predict_proba(X)
+    np.testing.assert_allclose(R, fk.responsibilities(X, C, 2.0, "softmax"))
+    assert (R.max(axis=1) < 1).any()
+
+
+def test_methods_follow_scikit_learn_conventions():
+    X, _ = make_blobs(300, centers=3, random_state=2)
+    km = RBFKMeans(3, random_state=0)
+    labels = km.fit_predict(X)
+    np.testing.assert_array_equal(labels, km.labels_)
+    np.testing.assert_array_equal(km.predict(X), km.labels_)
+    D = km.transform(X)
+    np.testing.assert_allclose(D, np.sqrt(naive.sqdist(X, km.cluster_centers_)), atol=1e-9)
+    np.testing.assert_allclose(km.fit_transform(X), D)
+    assert km.score(X) == pytest.approx(-km.inertia_)
+    w = np.arange(len(X), dtype=float)
+    assert km.score(X, sample_weight=w) == pytest.approx(-naive.inertia(X, km.cluster_centers_, w))
+    R = km.predict_proba(X)  # refined: sigma_ = 0, one-hot
+    np.testing.assert_array_equal(R.argmax(axis=1), km.labels_)
+    assert set(np.unique(R)) == {0.0, 1.0}
+    assert km.n_features_in_ == 2
+    X32 = X.astype(np.float32)
+    km32 = RBFKMeans(3, random_state=0).fit(X32)
+    assert km32.cluster_centers_.dtype == np.float32
+    assert km32.transform(X32).dtype == np.float32
+    np.testing.assert_array_equal(pickle.loads(pickle.dumps(km)).predict(X), km.labels_)
+
+
+def test_n_init_keeps_the_best_run():
+    X, _ = make_blobs(400, centers=6, cluster_std=2.0, random_state=3)
+    runs = [RBFKMeans(6, assignment="hard", init="random", random_state=s).fit(X) for s in range(4)]
+    best = RBFKMeans(6, assignment="hard", init="random", n_init=4, random_state=0).fit(X)
+    assert len({round(r.inertia_, 6) for r in runs}) > 1  # the seeds matter here
+    single = RBFKMeans(6, assignment="hard", init="random", n_init=1, random_state=0).fit(X)
+    assert best.inertia_ <= single.inertia_
+
+
+BAD_PARAMS = [
+    ({"n_clusters": 0}, "n_clusters"),
+    ({"n_clusters": 2.5}, "n_clusters"),
+    ({"n_clusters": 100}, "n_clusters"),
+    ({"assignment": "transform"}, "assignment"),
+    ({"sigma": -1.0}, "sigma"),
+    ({"sigma": "hot"}, "sigma"),
+    ({"sigma": 1.0, "sigma_min": 2.0}, "sigma_min"),
+    ({"sigma_min": 0.0}, "sigma_min"),
+    ({"cooling": 1.0}, "cooling"),
+    ({"cooling": 0.0}, "cooling"),
+    ({"init": "kmeans"}, "init"),
+    ({"init": np.zeros((2, 2))}, "init"),
+    ({"init": np.zeros((3, 5))}, "init"),
+    ({"n_init": 0}, "n_init"),
+    ({"max_iter": 0}, "max_iter"),
+    ({"tol": -1.0}, "tol"),
+    ({"refine": "yes"}, "refine"),
+]
+
+
+@pytest.mark.parametrize(("params", "name"), BAD_PARAMS)
+def test_bad_parameters_name_the_parameter_and_keep_the_fit(params, name):
+    X, _ = make_blobs(60, centers=3, n_features=2, random_state=4)
+    km = RBFKMeans(3, random_state=0).fit(X)
+    before = {k: v for k, v in vars(km).items() if k.endswith("_")}
+    km.set_params(**params)
+    with pytest.raises(ValueError, match=name):
+        km.fit(X + 1.0)
+    after = {k: v for k, v in vars(km).items() if k.endswith("_")}
+    assert before.keys() == after.keys()
+    for key, value in before.items():
+        assert after[key] is value, key
+
+
+def test_bad_data_and_unfitted_use():
+    km = RBFKMeans(2)
+    with pytest.raises(NotFittedError):
+        km.predict(np.zeros((2, 2)))
+    X, _ = make_blobs(40, centers=2, random_state=5)
+    km.fit(X)
+    with pytest.raises(ValueError, match="X has 3 features"):
+        km.predict(np.zeros((2, 3)))
+    with pytest.raises(ValueError, match="NaN"):
+        km.fit(np.full((5, 2), np.nan))
+    with pytest.raises(ValueError, match="sample_weight"):
+        km.fit(X, sample_weight=-np.ones(len(X)))
+    with pytest.raises(ValueError, match="overflow"):
+        km.fit(X * 1e160)
+
+
+def test_kmeans_plusplus_is_seeded_and_spreads_out():
+    X, y = make_blobs(2000, centers=5, cluster_std=0.3, random_state=6)
+    C1, i1 = fk.kmeans_plusplus(X, 5, random_state=0)
+    _, i2 = fk.kmeans_plusplus(X, 5, random_state=0)
+    np.testing.assert_array_equal(i1, i2)
+    np.testing.assert_array_equal(C1, X[i1])
+    assert len(set(y[i1])) == 5  # one seed in every well-separated blob
+    _, i3 = fk.kmeans_plusplus(X, 5, sample_weight=(y == 0) + 1e-9 * (y != 0), random_state=0)
+    assert y[i3[0]] == 0
+
+
+def _quality_cases():
+    scale = StandardScaler()
+    return {
+        "blobs-separated": (make_blobs(3000, centers=8, cluster_std=1.0, random_state=1)[0], 8),
+        "blobs-overlapping": (make_blobs(3000, centers=8, cluster_std=3.0, random_state=2)[0], 8),
+        "iris": (scale.fit_transform(load_iris().data), 3),
+        "wine": (scale.fit_transform(load_wine().data), 3),
+        "digits": (scale.fit_transform(load_digits().data), 10),
+    }
+
+
+# Measured with the annealing of this version (see the note on issue 3): on
+# well-separated blobs and on digits the annealed solution is a worse local
+# minimum than the best of ten k-means++ runs. Strict: a fix must remove these.
+QUALITY_SHORT = {
+    "blobs-separated": "annealing: 1.043 x KMeans(n_init=10)",
+    "digits": "annealing: 1.0055 x KMeans(n_init=10)",
+}
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=QUALITY_SHORT[name]))
+        if name in QUALITY_SHORT
+        else name
+        for name in _quality_cases()
+    ],
+)
+def test_annealed_inertia_is_no_worse_than_kmeans_n_init_10(name):
+    X, k = _quality_cases()[name]
+    ref = KMeans(k, n_init=10, random_state=0).fit(X).inertia_
+    ours = RBFKMeans(k, assignment="entmax15", random_state=0).fit(X).inertia_
+    assert ours <= 1.0005 * ref
