@@ -223,7 +223,8 @@ def run_anneal(
     for t, sigma in enumerate(sigmas):
         A = np.ascontiguousarray(C[active])
         rows = np.searchsorted(np.flatnonzero(active), pairs)  # the pairs' rows in A
-        gap = np.zeros(len(rows))
+        gap = np.linalg.norm(A[rows[:, 0]].astype(np.float64) - A[rows[:, 1]], axis=1)
+        initial_gap = gap
         previous = np.inf
         converged = False
         for it in range(1, max_iter + 1):
@@ -252,6 +253,13 @@ def run_anneal(
         C[~active] = C[parent[~active]]
         if stop_when_hard and active.all() and is_hard(summary, mode):
             break
+        # A split that closed instead of opening was premature: the spare
+        # goes back, and the center may try again at a colder temperature.
+        for (j, spare), width, start in zip(pairs, gap, initial_gap, strict=True):
+            if width <= start:
+                C[j] = (C[j].astype(np.float64) + C[spare]) / 2
+                active[spare] = False
+                parent[spare] = j
         pairs = np.empty((0, 2), dtype=np.int64)
         merge_copies(C, active, parent, merge_radius)
         if t + 1 < len(sigmas) and not active.all():
@@ -320,22 +328,30 @@ def split_unstable(
     chosen = np.flatnonzero(active)
     A = np.ascontiguousarray(C[chosen])
     N, M = K.center_scatter(X, A, w, sigma, mode, np.arange(chosen.size))
-    gain = np.sqrt(2.0) if mode == K.ENTMAX15 else 1.0
+    factor = np.sqrt(2.0) if mode == K.ENTMAX15 else 1.0
     spares = list(np.flatnonzero(~active))
-    critical = np.zeros(chosen.size)
+    spread = np.zeros(chosen.size)
     axes = np.zeros((chosen.size, C.shape[1]))
     for g in range(chosen.size):
         if N[g] > 0:
             values, vectors = np.linalg.eigh(M[g] / N[g])
-            critical[g] = 2.0 * gain * max(values[-1], 0.0)
+            spread[g] = max(values[-1], 0.0)
             axes[g] = vectors[:, -1]
+    critical = 2.0 * factor * spread
+    # Spares are kept for the centers whose split would lower the K-Means
+    # distortion most: the largest principal variance of their Voronoi cell
+    # times its mass (soft responsibilities would overstate it for centers
+    # that still share points); those split once they are unstable.
+    _, cells = K.center_scatter(X, A, w, 0.0, K.HARD, np.arange(chosen.size))
+    gain = np.array([np.linalg.eigvalsh(cell)[-1] for cell in cells])
+    wanted = np.argsort(-gain, kind="stable")[: len(spares)]
     pairs = []
-    for g in np.argsort(-critical, kind="stable"):
-        if not spares or critical[g] <= next_sigma:
-            break
+    for g in wanted:
+        if critical[g] <= next_sigma:
+            continue
         j = chosen[g]
         spare = spares.pop(0)
-        step = perturbation * np.sqrt(critical[g] / (2.0 * gain)) * axes[g]
+        step = perturbation * np.sqrt(spread[g]) * axes[g]
         step *= rng.choice([-1.0, 1.0])
         center = C[j].astype(np.float64)
         C[j] = center - step

@@ -233,24 +233,7 @@ def _quality_cases():
     }
 
 
-# Measured with the annealing of this version (see the note on issue 3): on
-# well-separated blobs and on digits the annealed solution is a worse local
-# minimum than the best of ten k-means++ runs. Strict: a fix must remove these.
-QUALITY_SHORT = {
-    "blobs-separated": "annealing: 1.043 x KMeans(n_init=10)",
-    "digits": "annealing: 1.0055 x KMeans(n_init=10)",
-}
-
-
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=QUALITY_SHORT[name]))
-        if name in QUALITY_SHORT
-        else name
-        for name in _quality_cases()
-    ],
-)
+@pytest.mark.parametrize("name", list(_quality_cases()))
 def test_annealed_inertia_is_no_worse_than_kmeans_n_init_10(name):
     X, k = _quality_cases()[name]
     ref = KMeans(k, n_init=10, random_state=0).fit(X).inertia_
