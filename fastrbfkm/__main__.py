@@ -81,7 +81,7 @@ def cmd_demo(args: argparse.Namespace) -> None:
         args.n,
         centers=args.k,
         n_features=args.d,
-        cluster_std=1.5,
+        cluster_std=1.0,
         random_state=args.seed,
         dtype=np.float32,
     )
@@ -96,9 +96,10 @@ def cmd_demo(args: argparse.Namespace) -> None:
     print(summary(km, elapsed))
     path = km.path_
     first = int(np.argmax(path.n_active > 1))
+    pair = km.sigma_critical_ * np.sqrt(2 / args.k)  # 2 sqrt(2) lambda_max: a pair of centers
     print(
-        f"first split  at sigma {path.sigmas[first]:.3g} "
-        f"(predicted below 2 sqrt(k) lambda_max = {km.sigma_critical_:.3g})"
+        f"first split  at sigma {path.sigmas[first]:.3g} (all {args.k} centers on the mean "
+        f"are unstable below {km.sigma_critical_:.3g}, a pair below {pair:.3g})"
     )
     truth = np.array([X[y == j].mean(axis=0) for j in range(args.k)])
     gaps = np.linalg.norm(truth[:, None] - km.cluster_centers_[None], axis=2).min(axis=1)

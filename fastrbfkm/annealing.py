@@ -27,6 +27,8 @@ from ._validation import (
     check_sample_weight,
 )
 
+#: Active centers closer than this times sqrt(sigma) are merged into one.
+MERGE_RADIUS = 1e-2
 #: Softmax rows count as hard when the mass off the winner is at most this.
 SOFTMAX_HARD_TOL = 1e-12
 
@@ -113,8 +115,11 @@ class _PathBuilder:
         )
 
 
-def weighted_covariance(X: np.ndarray, w: np.ndarray, block: int = 65536) -> np.ndarray:
-    """Weighted covariance (d, d) of validated X, in float64, by row blocks."""
+def weighted_moments(
+    X: np.ndarray, w: np.ndarray, block: int = 65536
+) -> tuple[np.ndarray, np.ndarray]:
+    """Weighted mean (d,) and covariance (d, d) of validated X, in float64,
+    by row blocks (no float64 copy of X). ``w`` of length 0: unit weights."""
     n, d = X.shape
     weights = np.ones(n) if w.size == 0 else w
     total = weights.sum()
@@ -126,7 +131,7 @@ def weighted_covariance(X: np.ndarray, w: np.ndarray, block: int = 65536) -> np.
     for s in range(0, n, block):
         Xc = X[s : s + block].astype(np.float64) - mean
         cov += Xc.T @ (weights[s : s + block, None] * Xc)
-    return cov / total
+    return mean, cov / total
 
 
 def critical_from_covariance(cov: np.ndarray, n_clusters: int, mode: int) -> float:
@@ -170,7 +175,7 @@ def critical_temperature(
         raise TypeError(f"n_clusters must be a positive integer; got {n_clusters!r}.")
     if n_clusters < 1:
         raise ValueError(f"n_clusters must be a positive integer; got {n_clusters}.")
-    return critical_from_covariance(weighted_covariance(X, w), int(n_clusters), mode)
+    return critical_from_covariance(weighted_moments(X, w)[1], int(n_clusters), mode)
 
 
 def geometric_schedule(start: float, stop: float, cooling: float) -> np.ndarray:
@@ -212,8 +217,6 @@ def run_anneal(
     noise = (100.0 * eps) ** 2 * scale2 * C.shape[0]
     floor = max(1e-6 * tol, noise)
     tol = max(tol, noise)
-    # Split pairs that fall back together closer than this are copies again.
-    merge_radius = 1e-2 * perturbation * np.sqrt(scale2)
     path = _PathBuilder()
     C = C.astype(X.dtype, copy=True)
     _, first, parent = np.unique(C, axis=0, return_index=True, return_inverse=True)
@@ -261,7 +264,10 @@ def run_anneal(
                 active[spare] = False
                 parent[spare] = j
         pairs = np.empty((0, 2), dtype=np.int64)
-        merge_copies(C, active, parent, merge_radius)
+        # Centers much closer than the temperature's length scale get the same
+        # responsibilities from every point: they act as one, and the second
+        # is better used as a spare.
+        merge_copies(C, active, parent, MERGE_RADIUS * np.sqrt(sigma))
         if t + 1 < len(sigmas) and not active.all():
             pairs = split_unstable(
                 X, C, active, parent, w, sigma, sigmas[t + 1], mode, rng, perturbation
@@ -433,7 +439,7 @@ def anneal(
     if not (np.isfinite(perturbation) and perturbation >= 0):
         raise ValueError(f"perturbation must be finite and >= 0; got {perturbation!r}.")
     rng = np.random.default_rng(random_state)
-    scale2 = float(np.trace(weighted_covariance(X, w))) / X.shape[1]
+    scale2 = float(np.trace(weighted_moments(X, w)[1])) / X.shape[1]
     return run_anneal(
         X,
         C0,

@@ -23,7 +23,7 @@ from .annealing import (
     critical_from_covariance,
     geometric_schedule,
     run_anneal,
-    weighted_covariance,
+    weighted_moments,
 )
 from .lloyd import run_lloyd
 from .seeding import initial_centers
@@ -216,11 +216,8 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
         for name in ("refine", "record_path"):
             if not isinstance(getattr(self, name), (bool, np.bool_)):
                 raise ValueError(f"{name} must be a bool; got {getattr(self, name)!r}.")
-        if isinstance(self.verbose, (bool, np.bool_)) or not isinstance(
-            self.verbose, numbers.Integral
-        ):
-            if not isinstance(self.verbose, (bool, np.bool_)):
-                raise ValueError(f"verbose must be an integer; got {self.verbose!r}.")
+        if not isinstance(self.verbose, (numbers.Integral, np.bool_)):
+            raise ValueError(f"verbose must be an integer; got {self.verbose!r}.")
 
     def _validate_X(self, X, *, reset: bool) -> np.ndarray:
         if reset:
@@ -265,7 +262,8 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
         k = int(self.n_clusters)
         rng = check_random_state(self.random_state)
         # scikit-learn's tolerance: tol times the mean (unweighted) feature variance.
-        tol = float(np.mean(np.var(X, axis=0, dtype=np.float64))) * self.tol
+        unweighted = np.empty(0)
+        tol = float(np.trace(weighted_moments(X, unweighted)[1])) / d * self.tol
         n_init = int(self.n_init)
         if not isinstance(self.init, str) and n_init != 1:
             warnings.warn(
@@ -276,13 +274,13 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
             )
             n_init = 1
         soft = mode != K.HARD
-        cov = weighted_covariance(X, w) if soft else None
+        mean, cov = weighted_moments(X, w) if soft else (None, None)
         sigma_c = critical_from_covariance(cov, k, mode) if soft and self.sigma == "auto" else None
 
         best = None
         for run in range(n_init):
             seed = rng.randint(np.iinfo(np.int32).max)
-            result = self._fit_once(X, w, mode, k, tol, cov, sigma_c, seed, run)
+            result = self._fit_once(X, w, mode, k, tol, mean, cov, sigma_c, seed, run)
             if best is None or result["inertia"] < best["inertia"]:
                 best = result
 
@@ -305,13 +303,11 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
         self.path_ = best["path"] if self.record_path and soft else None
         return self
 
-    def _fit_once(self, X, w, mode, k, tol, cov, sigma_c, seed, run) -> dict:
+    def _fit_once(self, X, w, mode, k, tol, mean, cov, sigma_c, seed, run) -> dict:
         rng = np.random.default_rng(seed)
         n_iter = 0
         path = None
         if mode != K.HARD and self.sigma == "auto":
-            weights = np.ones(X.shape[0]) if w.size == 0 else w
-            mean = (weights @ X.astype(np.float64)) / weights.sum()
             C = np.repeat(mean[None, :], k, axis=0).astype(X.dtype)
             start = sigma_c / self.cooling
         else:
@@ -378,15 +374,16 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
         started = time.perf_counter()
 
         def report(t, sigma, C, summary, its):
+            active = len(np.unique(C, axis=0))
             soft = summary[K.SOFT]
             if self._bar is not None:
-                self._bar.set_postfix(sigma=f"{sigma:.3g}", iters=its, soft=f"{soft:.0f}")
+                self._bar.set_postfix(sigma=f"{sigma:.3g}", centers=active, soft=f"{soft:.0f}")
                 self._bar.update(1)
             else:
                 print(
-                    f"[RBFKMeans] init {run} T{t:03d} sigma={sigma:.4g} iterations={its} "
-                    f"objective={summary[K.OBJECTIVE]:.6g} soft rows={soft:.0f} "
-                    f"({time.perf_counter() - started:.1f} s)",
+                    f"[RBFKMeans] init {run} T{t:03d} sigma={sigma:.4g} centers={active} "
+                    f"iterations={its} objective={summary[K.OBJECTIVE]:.6g} "
+                    f"soft rows={soft:.0f} ({time.perf_counter() - started:.1f} s)",
                     flush=True,
                 )
 
