@@ -239,3 +239,44 @@ def test_annealed_inertia_is_no_worse_than_kmeans_n_init_10(name):
     ref = KMeans(k, n_init=10, random_state=0).fit(X).inertia_
     ours = RBFKMeans(k, assignment="entmax15", random_state=0).fit(X).inertia_
     assert ours <= 1.0005 * ref
+
+
+def test_sigma_min_and_cooling_set_the_schedule():
+    X, _ = make_blobs(300, centers=3, random_state=7)
+    km = RBFKMeans(
+        3, sigma_min=0.5, cooling=0.5, record_path=True, refine=False, random_state=0
+    ).fit(X)
+    sig = km.path_.sigmas
+    np.testing.assert_allclose(sig[1:] / sig[:-1], 0.5)
+    assert sig[-1] <= 0.5 < sig[-2]
+    assert km.sigma_ == sig[-1]
+    # A float sigma with sigma_min anneals from sigma, starting at init.
+    km = RBFKMeans(3, sigma=4.0, sigma_min=1.0, record_path=True, random_state=0).fit(X)
+    np.testing.assert_allclose(
+        km.path_.sigmas, [4.0, 3.2, 2.56, 2.048, 1.6384, 1.31072, 1.048576, 0.8388608]
+    )
+    assert km.sigma_critical_ is None and km.sigma_ == 0.0
+
+
+def test_init_options():
+    X, _ = make_blobs(300, centers=3, random_state=8)
+    for init in ("k-means++", "random", X[:3]):
+        km = RBFKMeans(3, assignment="hard", init=init, random_state=0).fit(X)
+        assert np.isfinite(km.cluster_centers_).all()
+    with pytest.warns(RuntimeWarning, match="only one init"):
+        RBFKMeans(3, assignment="hard", init=X[:3], n_init=3).fit(X)
+
+
+def test_verbose_prints_progress_over_temperatures(capsys):
+    X, _ = make_blobs(200, centers=2, random_state=9)
+    RBFKMeans(2, random_state=0).fit(X)
+    assert capsys.readouterr().out == ""
+    try:
+        import tqdm  # noqa: F401
+    except ImportError:
+        RBFKMeans(2, verbose=1, random_state=0).fit(X)
+        out = capsys.readouterr().out
+        assert out.count("[RBFKMeans]") >= 5 and "sigma=" in out
+    else:  # the bar goes to stderr
+        RBFKMeans(2, verbose=1, random_state=0).fit(X)
+        assert "annealing" in capsys.readouterr().err
