@@ -25,7 +25,7 @@ from .annealing import (
     run_anneal,
     weighted_moments,
 )
-from .lloyd import run_lloyd
+from .lloyd import improve_by_swaps, run_lloyd
 from .seeding import initial_centers
 
 #: RMS size of the symmetry-breaking nudge, relative to the data's spread.
@@ -345,6 +345,8 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
             n_iter += int(path.n_iter.sum())
         if start is None or self.refine:
             lloyd = run_lloyd(X, C, w, int(self.max_iter), tol)
+            if mode != K.HARD:
+                lloyd = improve_by_swaps(X, w, lloyd, int(self.max_iter), tol)
             C, labels, inertia = lloyd.centers, lloyd.labels, lloyd.inertia
             n_iter += lloyd.n_iter
             sigma = 0.0

@@ -76,3 +76,53 @@ def run_lloyd(X, C, w, max_iter: int, tol: float) -> LloydResult:
     if not strict:  # the labels must match the final centers
         labels = final
     return LloydResult(C, labels, float(inertia), n_iter)
+
+
+def improve_by_swaps(
+    X, w, start: LloydResult, max_iter: int, tol: float, candidates: int = 1
+) -> LloydResult:
+    """Move centers from where they help least to where a split helps most.
+
+    At a Lloyd fixed point, a move takes a center r away (its points going
+    to their second-nearest center, which raises the inertia by ``cost_r``)
+    and puts it into the cell s with the largest expected split gain
+    ``(2 / pi) N_s lambda_s`` (mass times principal variance: the 2-means
+    split of a Gaussian), the two placed at ``c_s +- sqrt(2 lambda_s / pi)
+    u_s`` along the principal axis; Lloyd's algorithm then runs again. The
+    ``candidates`` moves with the best expected net gain are tried in turn
+    and the first that lowers the inertia is kept; the search ends when none
+    does (after at most k kept moves). ``n_iter`` of the result counts every
+    Lloyd iteration, the rejected trials' included.
+    """
+    best = start
+    k = start.centers.shape[0]
+    n_iter = start.n_iter
+    for _ in range(k if k > 1 else 0):
+        C = best.centers
+        costs = K.removal_costs(X, C, w)
+        N, M = K.center_scatter(X, C, w, 0.0, K.HARD, np.arange(k))
+        spread = np.zeros(k)
+        axes = np.zeros(C.shape)
+        for j in range(k):
+            if N[j] > 0:
+                values, vectors = np.linalg.eigh(M[j] / N[j])
+                spread[j], axes[j] = max(values[-1], 0.0), vectors[:, -1]
+        net = 2.0 / np.pi * (N * spread)[None, :] - costs[:, None]  # net[r, s]
+        np.fill_diagonal(net, -np.inf)
+        order = np.argsort(-net, axis=None, kind="stable")[:candidates]
+        improved = False
+        for r, s in zip(*np.unravel_index(order, net.shape), strict=True):
+            if net[r, s] <= 0:
+                break  # no move is expected to pay
+            offset = np.sqrt(2.0 * spread[s] / np.pi) * axes[s]
+            trial_C = C.astype(np.float64)
+            trial_C[r] = C[s] + offset
+            trial_C[s] = C[s] - offset
+            trial = run_lloyd(X, trial_C.astype(X.dtype), w, max_iter, tol)
+            n_iter += trial.n_iter
+            if trial.inertia < best.inertia * (1.0 - 1e-12):
+                best, improved = trial, True
+                break
+        if not improved:
+            break
+    return LloydResult(best.centers, best.labels, best.inertia, n_iter)

@@ -123,3 +123,56 @@ def entmax15_backward(R, G):
         J = np.diag(q) - np.outer(q, q) / q.sum()
         out[i] = J.T @ g
     return out
+
+
+def removal_costs(X, C, w=None):
+    """Per center: sum over its cell of w * (second-nearest - nearest distance)."""
+    D = sqdist(X, C)
+    w = weights(w, len(D))
+    costs = np.zeros(len(C))
+    if len(C) > 1:
+        order = np.sort(D, axis=1)
+        np.add.at(costs, D.argmin(axis=1), w * (order[:, 1] - order[:, 0]))
+    return costs
+
+
+def center_scatter(X, C, sigma, assignment, chosen, w=None):
+    """N_j = sum w r_ij and A_j = sum w psi(r_ij) (x - c_j)(x - c_j)^T for chosen j."""
+    X = np.asarray(X, dtype=np.float64)
+    R = responsibilities(X, C, sigma, assignment)
+    w = weights(w, len(X))
+    psi = R if assignment == "softmax" else np.sqrt(R)
+    N = np.array([w @ R[:, j] for j in chosen])
+    A = np.array([((w * psi[:, j])[:, None] * (X - C[j])).T @ (X - C[j]) for j in chosen])
+    return N, A
+
+
+def label_stats(X, labels, w, k):
+    """N_k and S_k of given hard labels."""
+    X = np.asarray(X, dtype=np.float64)
+    w = weights(w, len(X))
+    N = np.zeros(k)
+    S = np.zeros((k, X.shape[1]))
+    np.add.at(N, labels, w)
+    np.add.at(S, labels, w[:, None] * X)
+    return N, S
+
+
+def kmeans_plusplus(X, w, k, uniforms):
+    """Greedy k-means++ driven by the given U[0, 1) draws (see the kernel)."""
+    X = np.asarray(X, dtype=np.float64)
+    w = weights(w, len(X))
+
+    def pick(cumulative, value):
+        return min(np.searchsorted(cumulative, value, side="right"), len(cumulative) - 1)
+
+    seeds = [pick(np.cumsum(w), uniforms[0, 0] * w.sum())]
+    closest = ((X - X[seeds[0]]) ** 2).sum(axis=1)
+    for c in range(1, k):
+        cumulative = np.cumsum(w * closest)
+        candidates = [pick(cumulative, u * cumulative[-1]) for u in uniforms[c]]
+        options = [np.minimum(closest, ((X - X[j]) ** 2).sum(axis=1)) for j in candidates]
+        best = int(np.argmin([w @ o for o in options]))
+        seeds.append(candidates[best])
+        closest = options[best]
+    return np.array(seeds)

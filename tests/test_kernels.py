@@ -226,3 +226,47 @@ def test_entmax15_thresholds_agree(m, spread):
         else:  # a valid lower bound, from which the row falls back to sorting
             assert tau_newton <= tau_ref + 1e-12
     assert n_certified > 0
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_removal_costs(shape, dtype):
+    X, C, w = make_problem(*shape, dtype=dtype, seed=11)
+    costs = K.removal_costs(X, C, w)
+    ref = naive.removal_costs(X, C, w)
+    scale = naive.inertia(X, C, w) + ref.sum() + 1.0
+    np.testing.assert_allclose(costs, ref, rtol=0, atol=tolerance(dtype) * scale)
+
+
+@pytest.mark.parametrize("shape", SHAPES[:-1])
+@pytest.mark.parametrize("assignment", ["hard", "softmax", "entmax15"])
+def test_center_scatter(shape, assignment, dtype):
+    X, C, w = make_problem(*shape, dtype=dtype, seed=12)
+    chosen = np.arange(0, C.shape[0], 2)
+    mode = {"hard": K.HARD, "softmax": K.SOFTMAX, "entmax15": K.ENTMAX15}[assignment]
+    sigma = 0.0 if assignment == "hard" else 0.7
+    N, A = K.center_scatter(X, C, w, sigma, mode, chosen)
+    N_ref, A_ref = naive.center_scatter(X, C, sigma, assignment, chosen, w)
+    rtol = tolerance(dtype)
+    np.testing.assert_allclose(N, N_ref, rtol=0, atol=10 * rtol * w.sum())
+    np.testing.assert_allclose(A, A_ref, rtol=0, atol=10 * rtol * (np.abs(A_ref).max() + 1))
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_label_stats(shape, dtype):
+    X, C, w = make_problem(*shape, dtype=dtype, seed=13)
+    labels = np.random.default_rng(0).integers(0, C.shape[0], size=X.shape[0])
+    N, S = K.label_stats(X, labels, w, C.shape[0])
+    N_ref, S_ref = naive.label_stats(X, labels, w, C.shape[0])
+    np.testing.assert_allclose(N, N_ref, rtol=1e-12)
+    np.testing.assert_allclose(S, S_ref, rtol=1e-9, atol=1e-9)
+    N1, _ = K.label_stats(X, labels, np.empty(0), C.shape[0])
+    np.testing.assert_array_equal(N1, np.bincount(labels, minlength=C.shape[0]))
+
+
+@pytest.mark.parametrize("shape", [(1, 1, 1), (50, 2, 5), (3000, 3, 9)])
+def test_kmeans_plusplus_kernel(shape, dtype):
+    n, d, k = shape
+    X, _, w = make_problem(n, d, k, dtype=dtype, seed=14)
+    uniforms = np.random.default_rng(1).random((k, 2 + int(np.log(k))))
+    seeds = K.kmeans_plusplus(X, w, k, uniforms)
+    np.testing.assert_array_equal(seeds, naive.kmeans_plusplus(X, w, k, uniforms))

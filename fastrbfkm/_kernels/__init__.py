@@ -4,7 +4,15 @@ Nothing here validates its input; the public functions in
 :mod:`fastrbfkm.objective` do that once, at the boundary.
 """
 
-from .assignment import ENTMAX15, HARD, SOFTMAX, assign_logits, hard_assign, responsibilities
+from .assignment import (
+    ENTMAX15,
+    HARD,
+    SOFTMAX,
+    assign_logits,
+    hard_assign,
+    removal_costs,
+    responsibilities,
+)
 from .distances import squared_distances
 from .entmax import entmax15_backward
 from .scatter import center_scatter
@@ -40,6 +48,7 @@ __all__ = [
     "hard_assign",
     "kmeans_plusplus",
     "label_stats",
+    "removal_costs",
     "responsibilities",
     "softmax_backward",
     "squared_distances",

@@ -124,3 +124,35 @@ def assign_logits(Z, mode):
             for j in range(k):
                 out[i, j] = r[j]
     return out
+
+
+@njit(cache=True, parallel=True)
+def removal_costs(X, C, w):
+    """Per center, the rise in weighted inertia if it were removed and its
+    points went to their second-nearest center (float64, ``(k,)``; zeros for
+    k = 1). ``w`` of length 0 means unit weights."""
+    n, d = X.shape
+    k = C.shape[0]
+    mu, Ct, cnorm = prepare_centers(C)
+    chunks = n_chunks(n, k)
+    partial = np.zeros((chunks, k))
+    for c in prange(chunks):
+        start, stop = chunk_bounds(n, chunks, c)
+        xbuf = np.empty(d, dtype=X.dtype)
+        D = np.empty((BLOCK_ROWS, k), dtype=X.dtype)
+        for b in range(start, stop, BLOCK_ROWS):
+            e = min(stop, b + BLOCK_ROWS)
+            sqdist_rows(X, b, e, mu, Ct, cnorm, xbuf, D)
+            for i in range(b, e):
+                row = D[i - b]
+                dmin, arg = row_argmin(row)
+                second = np.inf
+                for j in range(k):
+                    if j != arg and row[j] < second:
+                        second = row[j]
+                if k > 1:
+                    partial[c, arg] += (w[i] if w.shape[0] else 1.0) * (second - dmin)
+    costs = np.zeros(k)
+    for c in range(chunks):
+        costs += partial[c]
+    return costs
