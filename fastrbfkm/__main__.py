@@ -109,6 +109,14 @@ def cmd_demo(args: argparse.Namespace) -> None:
     )
 
 
+def cmd_paper(args: argparse.Namespace) -> None:
+    from .paper import run_paper
+
+    start = time.perf_counter()
+    run_paper(args.out, quick=args.quick)
+    print(f"done in {time.perf_counter() - start:.1f} s")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m fastrbfkm", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -126,11 +134,14 @@ def main(argv: list[str] | None = None) -> int:
     fit.add_argument("--labels", help="write the labels to this .npy file")
     fit.add_argument("--seed", type=int, default=0, help="random seed")
     fit.add_argument("--verbose", type=int, default=0, help="progress over temperatures")
+    paper = sub.add_parser("paper", help="reproduce the paper's results: tables and figures")
+    paper.add_argument("--out", required=True, help="folder for results.md, results.csv, PNGs")
+    paper.add_argument("--quick", action="store_true", help="small data: under a minute")
     args = parser.parse_args(argv)
     if args.command == "demo" and (args.k < 1 or args.d < 1 or args.n < args.k):
         parser.error("--n, --k and --d must be positive, with --n at least --k")
     try:
-        (cmd_demo if args.command == "demo" else cmd_fit)(args)
+        {"demo": cmd_demo, "fit": cmd_fit, "paper": cmd_paper}[args.command](args)
     except (ValueError, TypeError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -69,3 +69,11 @@ def test_fit_user_errors_are_one_line(tmp_path):
         assert out.returncode != 0, args
         assert "Traceback" not in out.stderr, args
         assert "error" in out.stderr.strip().splitlines()[-1], out.stderr
+
+
+def test_paper_quick_command(tmp_path):
+    out = run("paper", "--quick", "--out", str(tmp_path / "x"))
+    assert out.returncode == 0, out.stderr
+    assert (tmp_path / "x" / "results.md").exists()
+    assert (tmp_path / "x" / "results.csv").exists()
+    assert "wrote" in out.stdout
