@@ -96,11 +96,14 @@ def responsibilities(X, C, sigma, mode):
         D = np.empty((BLOCK_ROWS, k), dtype=X.dtype)
         r = np.empty(k)
         work = np.empty(k)
+        row = np.empty(k)
         for b in range(start, stop, BLOCK_ROWS):
             e = min(stop, b + BLOCK_ROWS)
             sqdist_rows(X, b, e, mu, Ct, cnorm, xbuf, D)
             for i in range(b, e):
-                assign_row(mode, D[i - b], sigma, r, work)
+                for j in range(k):  # float64 rows: one specialization, and fast
+                    row[j] = D[i - b, j]
+                assign_row(mode, row, sigma, r, work)
                 for j in range(k):
                     out[i, j] = r[j]
     return out

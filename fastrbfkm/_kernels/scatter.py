@@ -39,12 +39,15 @@ def center_scatter(X, C, w, sigma, mode, chosen):
         D = np.empty((BLOCK_ROWS, k), dtype=X.dtype)
         r = np.empty(k)
         work = np.empty(k)
+        row = np.empty(k)
         for b in range(start, stop, BLOCK_ROWS):
             e = min(stop, b + BLOCK_ROWS)
             sqdist_rows(X, b, e, mu, Ct, cnorm, xbuf, D)
             for i in range(b, e):
                 wi = w[i] if w.shape[0] else 1.0
-                assign_row(mode, D[i - b], sigma, r, work)
+                for j in range(k):
+                    row[j] = D[i - b, j]
+                assign_row(mode, row, sigma, r, work)
                 for g in range(m):
                     j = chosen[g]
                     rj = r[j]

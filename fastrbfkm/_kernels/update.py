@@ -47,6 +47,7 @@ def block_stats(X, C, w, sigma, mode, with_stats):
         D = np.empty((BLOCK_ROWS, k), dtype=X.dtype)
         r = np.empty(k)
         work = np.empty(k)
+        row = np.empty(k)
         N = N_part[c]
         S = S_part[c]
         acc = sum_part[c]
@@ -68,7 +69,9 @@ def block_stats(X, C, w, sigma, mode, with_stats):
                         for t in range(d):
                             Sj[t] += wi * X[i, t]
                     continue
-                f, emin, arg = assign_row(mode, D[i - b], sigma, r, work)
+                for j in range(k):  # float64 rows: one specialization, and fast
+                    row[j] = D[i - b, j]
+                f, emin, arg = assign_row(mode, row, sigma, r, work)
                 acc[OBJECTIVE] += wi * f
                 acc[INERTIA] += wi * emin
                 support = 0

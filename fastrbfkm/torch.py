@@ -1,0 +1,332 @@
+"""PyTorch layer: the RBF K-Means objective and responsibilities as
+differentiable operations (``pip install "fastrbfkm[torch]"``).
+
+CPU tensors (float32 and float64) run on the numba kernels through
+``torch.autograd.Function``, viewing the tensors' memory as numpy arrays
+without a copy; CUDA tensors run on an equivalent pure-torch implementation
+of the same formulas (DESIGN.md section 2). ``sigma`` is a constant of the
+operation (a Python float or a 0-d tensor; no gradient flows into it).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+from torch import nn
+
+from . import _kernels as K
+from ._validation import ASSIGNMENTS
+
+__all__ = ["RBFKMeansLayer", "rbf_kmeans_loss", "responsibilities"]
+
+
+# ----------------------------------------------------------------- checks
+
+
+def _mode(assignment: str) -> int:
+    if not isinstance(assignment, str) or assignment not in ASSIGNMENTS:
+        raise ValueError(f"assignment must be one of {sorted(ASSIGNMENTS)}; got {assignment!r}.")
+    return ASSIGNMENTS[assignment]
+
+
+def _sigma(sigma) -> float:
+    if isinstance(sigma, torch.Tensor):
+        if sigma.numel() != 1:
+            raise ValueError("sigma must be a Python float or a 0-d tensor.")
+        sigma = float(sigma.detach().cpu())
+    if isinstance(sigma, bool) or not isinstance(sigma, (int, float, np.floating, np.integer)):
+        raise TypeError(f"sigma must be a real number; got {type(sigma).__name__}.")
+    sigma = float(sigma)
+    if not (math.isfinite(sigma) and sigma > 0):
+        raise ValueError(f"sigma must be finite and > 0; got {sigma!r}.")
+    return sigma
+
+
+def _check(X: torch.Tensor, C: torch.Tensor) -> None:
+    for name, T in (("X", X), ("C", C)):
+        if not isinstance(T, torch.Tensor):
+            raise TypeError(f"{name} must be a torch.Tensor; got {type(T).__name__}.")
+        if T.dim() != 2 or T.shape[0] == 0 or T.shape[1] == 0:
+            raise ValueError(f"{name} must be a non-empty 2-D tensor; got shape {tuple(T.shape)}.")
+        if not T.dtype.is_floating_point:
+            raise TypeError(f"{name} must be a floating-point tensor; got {T.dtype}.")
+        if not bool(torch.isfinite(T).all()):
+            raise ValueError(f"{name} contains NaN or infinity.")
+    if X.shape[1] != C.shape[1]:
+        raise ValueError(f"C must have as many columns as X: {X.shape[1]} != {C.shape[1]}.")
+    if X.device != C.device:
+        raise ValueError(f"X and C must be on the same device; got {X.device} and {C.device}.")
+
+
+def _weights(sample_weight, X: torch.Tensor) -> torch.Tensor | None:
+    if sample_weight is None:
+        return None
+    w = torch.as_tensor(sample_weight, dtype=X.dtype, device=X.device)
+    if w.shape != (X.shape[0],):
+        raise ValueError(f"sample_weight must have shape ({X.shape[0]},); got {tuple(w.shape)}.")
+    if not bool(torch.isfinite(w).all()) or bool((w < 0).any()) or not float(w.sum()) > 0:
+        raise ValueError("sample_weight must be finite, non-negative, with a positive sum.")
+    return w
+
+
+def _numba_ready(T: torch.Tensor, dtype: torch.dtype) -> np.ndarray:
+    """A C-contiguous numpy view (a copy only when the layout or dtype needs one)."""
+    return T.detach().to(dtype).contiguous().numpy()
+
+
+def _kernel_dtype(X: torch.Tensor) -> torch.dtype:
+    return torch.float64 if X.dtype == torch.float64 else torch.float32
+
+
+# ------------------------------------------------------- numba (CPU) path
+
+
+class _Loss(torch.autograd.Function):
+    """F_sigma / W; the gradients by the envelope theorem:
+    dF/dc_k = 2 (N_k c_k - S_k), dF/dx_i = 2 w_i (x_i - sum_k r_ik c_k)."""
+
+    @staticmethod
+    def forward(ctx, X, C, w, sigma, mode):
+        dtype = _kernel_dtype(X)
+        Xn, Cn = _numba_ready(X, dtype), _numba_ready(C, dtype)
+        wn = np.empty(0) if w is None else w.detach().to(torch.float64).contiguous().numpy()
+        N, S, summary = K.block_stats(Xn, Cn, wn, sigma, mode, True)
+        total = float(wn.sum()) if w is not None else float(X.shape[0])
+        ctx.save_for_backward(X, C)
+        ctx.stats = (N, S, total, wn, sigma, mode)
+        return torch.tensor(summary[K.OBJECTIVE] / total, dtype=X.dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        X, C = ctx.saved_tensors
+        N, S, total, wn, sigma, mode = ctx.stats
+        grad_X = grad_C = None
+        scale = 2.0 * float(grad) / total
+        if ctx.needs_input_grad[1]:
+            Cd = C.detach().double().numpy()
+            grad_C = torch.from_numpy(scale * (N[:, None] * Cd - S)).to(C.dtype)
+        if ctx.needs_input_grad[0]:
+            dtype = _kernel_dtype(X)
+            Xn, Cn = _numba_ready(X, dtype), _numba_ready(C, dtype)
+            R = K.responsibilities(Xn, Cn, sigma, mode)
+            rows = Xn - R @ Cn
+            if wn.size:
+                rows = rows * wn[:, None]
+            grad_X = torch.from_numpy(scale * rows).to(X.dtype)
+        return grad_X, grad_C, None, None, None
+
+
+class _Responsibilities(torch.autograd.Function):
+    """R = assignment(-D / sigma), backward through the assignment's
+    vector-Jacobian product and the distances."""
+
+    @staticmethod
+    def forward(ctx, X, C, sigma, mode):
+        dtype = _kernel_dtype(X)
+        R = K.responsibilities(_numba_ready(X, dtype), _numba_ready(C, dtype), sigma, mode)
+        R = torch.from_numpy(R).to(X.dtype)
+        ctx.save_for_backward(X, C, R)
+        ctx.sigma, ctx.mode = sigma, mode
+        return R
+
+    @staticmethod
+    def backward(ctx, G):
+        X, C, R = ctx.saved_tensors
+        if ctx.mode == K.HARD:  # piecewise constant
+            return torch.zeros_like(X), torch.zeros_like(C), None, None
+        dtype = _kernel_dtype(X)
+        vjp = K.softmax_backward if ctx.mode == K.SOFTMAX else K.entmax15_backward
+        gz = vjp(_numba_ready(R, dtype), _numba_ready(G, dtype))
+        gz = torch.from_numpy(gz).to(X.dtype)
+        c = 2.0 / ctx.sigma  # z = -D / sigma: dz/dx = -c (x - c_k), dz/dc_k = c (x - c_k)
+        grad_X = -c * (X * gz.sum(dim=1, keepdim=True) - gz @ C)
+        grad_C = c * (gz.T @ X - gz.sum(dim=0)[:, None] * C)
+        return grad_X, grad_C, None, None
+
+
+# ------------------------------------------------------------ torch path
+
+
+def torch_squared_distances(X: torch.Tensor, C: torch.Tensor) -> torch.Tensor:
+    """``||x - c||^2`` by the expansion around the centers' mean, clamped at 0."""
+    mu = C.mean(dim=0, keepdim=True)
+    Xc, Cc = X - mu, C - mu
+    D = (Xc * Xc).sum(1, keepdim=True) - 2.0 * Xc @ Cc.T + (Cc * Cc).sum(1)[None, :]
+    return D.clamp_min(0.0)
+
+
+def torch_entmax15(Z: torch.Tensor) -> torch.Tensor:
+    """Exact sort-based Entmax-1.5 over the last axis, in torch ops."""
+    v = (Z - Z.max(dim=-1, keepdim=True).values) / 2
+    srt, _ = torch.sort(v, dim=-1, descending=True)
+    rho = torch.arange(1, Z.shape[-1] + 1, dtype=Z.dtype, device=Z.device)
+    mean = srt.cumsum(-1) / rho
+    mean_sq = (srt * srt).cumsum(-1) / rho
+    delta = (1 - rho * (mean_sq - mean * mean)) / rho
+    tau = mean - torch.sqrt(delta.clamp_min(0))
+    support = (tau <= srt).sum(dim=-1, keepdim=True)
+    tau_star = tau.gather(-1, support - 1)
+    return (v - tau_star).clamp_min(0) ** 2
+
+
+def _torch_assign(D: torch.Tensor, sigma: float, mode: int) -> torch.Tensor:
+    if mode == K.HARD:
+        return nn.functional.one_hot(D.argmin(dim=1), D.shape[1]).to(D.dtype)
+    Z = -D / sigma
+    return torch.softmax(Z, dim=1) if mode == K.SOFTMAX else torch_entmax15(Z)
+
+
+def _torch_loss(X, C, w, sigma, mode):
+    D = torch_squared_distances(X, C)
+    if mode == K.HARD:
+        rows = D.min(dim=1).values
+    elif mode == K.SOFTMAX:  # -sigma log sum exp(-D / sigma), stably
+        rows = -sigma * torch.logsumexp(-D / sigma, dim=1)
+    else:
+        R = torch_entmax15(-D / sigma)
+        rows = (R * D).sum(1) - sigma * (4.0 / 3.0) * (1 - (R * R.clamp_min(0).sqrt()).sum(1))
+    if w is None:
+        return rows.mean()
+    return (w * rows).sum() / w.sum()
+
+
+# ---------------------------------------------------------------- public
+
+
+def rbf_kmeans_loss(
+    X, C, sigma, assignment: str = "entmax15", sample_weight=None, backend: str = "auto"
+) -> torch.Tensor:
+    """The clustering loss ``F_sigma(C) / sum(w)``, differentiable in X and C.
+
+    Parameters
+    ----------
+    X : torch.Tensor of shape (n, d)
+        Points (for instance an encoder's codes).
+    C : torch.Tensor of shape (k, d)
+        Centers.
+    sigma : float or 0-d tensor
+        Temperature > 0, in units of squared distance.
+    assignment : {"entmax15", "softmax", "hard"}, default="entmax15"
+        The assignment and its entropy (DESIGN.md section 2).
+    sample_weight : tensor of shape (n,), default=None
+        Non-negative weights with a positive sum.
+    backend : {"auto", "numba", "torch"}, default="auto"
+        ``"auto"``: the numba kernels for CPU tensors, torch ops for CUDA.
+
+    Returns
+    -------
+    loss : 0-d tensor
+        ``sum_i w_i [sum_k r_ik D_ik - sigma H(r_i)] / sum_i w_i``, X's dtype.
+    """
+    mode, sigma = _mode(assignment), _sigma(sigma)
+    _check(X, C)
+    w = _weights(sample_weight, X)
+    if _use_torch(X, backend):
+        return _torch_loss(X, C, w, sigma, mode)
+    return _Loss.apply(X, C, w, sigma, mode)
+
+
+def responsibilities(
+    X, C, sigma, assignment: str = "entmax15", backend: str = "auto"
+) -> torch.Tensor:
+    """Responsibilities ``(n, k)``, differentiable in X and C.
+
+    Parameters
+    ----------
+    X, C, sigma, assignment, backend
+        As in :func:`rbf_kmeans_loss`.
+
+    Returns
+    -------
+    R : torch.Tensor of shape (n, k)
+        Rows summing to 1 (hard: one-hot, with zero gradient).
+    """
+    mode, sigma = _mode(assignment), _sigma(sigma)
+    _check(X, C)
+    if _use_torch(X, backend):
+        return _torch_assign(torch_squared_distances(X, C), sigma, mode)
+    return _Responsibilities.apply(X, C, sigma, mode)
+
+
+def _use_torch(X: torch.Tensor, backend: str) -> bool:
+    if backend not in ("auto", "numba", "torch"):
+        raise ValueError(f"backend must be 'auto', 'numba' or 'torch'; got {backend!r}.")
+    if backend == "numba" and X.device.type != "cpu":
+        raise ValueError("backend='numba' needs CPU tensors.")
+    return backend == "torch" or (backend == "auto" and X.device.type != "cpu")
+
+
+class RBFKMeansLayer(nn.Module):
+    """K-Means as a layer: centers as a parameter, responsibilities as output.
+
+    Parameters
+    ----------
+    n_clusters : int
+        Number of centers k.
+    n_features : int
+        Dimension d of the inputs.
+    sigma : float, default=1.0
+        Temperature; lower it with :meth:`anneal`.
+    assignment : {"entmax15", "softmax", "hard"}, default="entmax15"
+        The assignment.
+
+    Attributes
+    ----------
+    centers : torch.nn.Parameter of shape (k, d)
+        The centers.
+    sigma : float
+        The current temperature.
+    """
+
+    def __init__(
+        self, n_clusters: int, n_features: int, sigma: float = 1.0, assignment: str = "entmax15"
+    ):
+        super().__init__()
+        _mode(assignment)
+        self.assignment = assignment
+        self.sigma = _sigma(sigma)
+        self.centers = nn.Parameter(0.01 * torch.randn(n_clusters, n_features))
+
+    def forward(self, X: torch.Tensor) -> torch.Tensor:
+        """Responsibilities of the centers for the rows of X."""
+        return responsibilities(X, self.centers, self.sigma, self.assignment)
+
+    def loss(self, X: torch.Tensor, sample_weight=None) -> torch.Tensor:
+        """The clustering loss :func:`rbf_kmeans_loss` of X."""
+        return rbf_kmeans_loss(X, self.centers, self.sigma, self.assignment, sample_weight)
+
+    def anneal(self, factor: float = 0.8) -> float:
+        """Multiply sigma by ``factor`` in (0, 1); returns the new sigma."""
+        if not 0 < factor < 1:
+            raise ValueError(f"factor must be in (0, 1); got {factor!r}.")
+        self.sigma *= factor
+        return self.sigma
+
+    @torch.no_grad()
+    def init_from(self, X: torch.Tensor, method: str = "k-means++", random_state=None):
+        """Initialise the centers from data: ``"k-means++"`` seeding or a full
+        ``"fit"`` of :class:`fastrbfkm.RBFKMeans`. Returns self."""
+        Xn = X.detach().cpu().double().numpy()
+        if method == "k-means++":
+            from .seeding import kmeans_plusplus
+
+            C, _ = kmeans_plusplus(Xn, self.centers.shape[0], random_state=random_state)
+        elif method == "fit":
+            from .estimator import RBFKMeans
+
+            km = RBFKMeans(
+                self.centers.shape[0], assignment=self.assignment, random_state=random_state
+            ).fit(Xn)
+            C = km.cluster_centers_
+        else:
+            raise ValueError(f"method must be 'k-means++' or 'fit'; got {method!r}.")
+        self.centers.copy_(torch.as_tensor(C, dtype=self.centers.dtype))
+        return self
+
+    def extra_repr(self) -> str:
+        k, d = self.centers.shape
+        return (
+            f"n_clusters={k}, n_features={d}, sigma={self.sigma:g}, assignment={self.assignment!r}"
+        )

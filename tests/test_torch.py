@@ -1,0 +1,133 @@
+"""The PyTorch layer: gradients, numba and torch paths, and a training step."""
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import fastrbfkm as fk  # noqa: E402
+from fastrbfkm import torch as fkt  # noqa: E402
+
+from . import naive  # noqa: E402
+
+SOFT = ["softmax", "entmax15"]
+
+
+def problem(n=30, d=3, k=4, dtype=torch.float64, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    X = torch.randn(n, d, generator=g, dtype=dtype)
+    C = X[:k].clone() + 0.3 * torch.randn(k, d, generator=g, dtype=dtype)
+    return X.requires_grad_(), C.requires_grad_()
+
+
+@pytest.mark.parametrize("assignment", SOFT)
+def test_gradcheck_loss(assignment):
+    X, C = problem()
+    w = torch.rand(X.shape[0], dtype=torch.float64) + 0.5
+    for weights in (None, w):
+        assert torch.autograd.gradcheck(
+            lambda X, C, weights=weights: fkt.rbf_kmeans_loss(X, C, 0.7, assignment, weights),
+            (X, C),
+            eps=1e-6,
+            atol=1e-6,
+        )
+
+
+@pytest.mark.parametrize("assignment", SOFT)
+def test_gradcheck_responsibilities(assignment):
+    X, C = problem()
+    assert torch.autograd.gradcheck(
+        lambda X, C: fkt.responsibilities(X, C, 1.5, assignment), (X, C), eps=1e-6, atol=1e-6
+    )
+
+
+@pytest.mark.parametrize("assignment", ["hard", *SOFT])
+@pytest.mark.parametrize(("dtype", "tol"), [(torch.float32, 1e-6), (torch.float64, 1e-12)])
+def test_numba_and_torch_paths_agree(assignment, dtype, tol):
+    X, C = problem(n=200, d=5, k=7, dtype=dtype, seed=1)
+    w = torch.rand(200, dtype=dtype) + 0.5
+    outs = {}
+    for backend in ("numba", "torch"):
+        Xb, Cb = X.detach().clone().requires_grad_(), C.detach().clone().requires_grad_()
+        loss = fkt.rbf_kmeans_loss(Xb, Cb, 0.9, assignment, w, backend=backend)
+        loss.backward()
+        R = fkt.responsibilities(Xb.detach(), Cb.detach(), 0.9, assignment, backend=backend)
+        outs[backend] = (loss.detach(), Xb.grad, Cb.grad, R)
+    for a, b in zip(outs["numba"], outs["torch"], strict=True):
+        assert a.dtype == dtype
+        scale = max(1.0, float(b.abs().max()))
+        torch.testing.assert_close(
+            a, b, rtol=0, atol=tol * scale * (10 if dtype == torch.float32 else 1)
+        )
+
+
+def test_loss_and_gradient_match_the_functional_api():
+    X, C = problem(n=100, k=5, seed=2)
+    for assignment in SOFT:
+        loss = fkt.rbf_kmeans_loss(X, C, 0.5, assignment)
+        Xn, Cn = X.detach().numpy(), C.detach().numpy()
+        assert loss.item() == pytest.approx(fk.objective(Xn, Cn, 0.5, assignment) / 100, rel=1e-12)
+        (gC,) = torch.autograd.grad(loss, C)
+        np.testing.assert_allclose(
+            gC.numpy(), fk.gradient(Xn, Cn, 0.5, assignment) / 100, rtol=1e-10, atol=1e-12
+        )
+
+
+def test_torch_entmax15_matches_the_reference_and_the_entmax_package():
+    g = torch.Generator().manual_seed(3)
+    Z = 3 * torch.randn(50, 12, generator=g, dtype=torch.float64)
+    R = fkt.torch_entmax15(Z)
+    np.testing.assert_allclose(R.numpy(), naive.entmax15(Z.numpy()), atol=1e-12)
+    try:
+        from entmax import entmax15
+    except ImportError:
+        return  # the entmax package is optional; the naive reference covers the maths
+    np.testing.assert_allclose(R.numpy(), entmax15(Z, dim=-1).numpy(), atol=1e-10)
+
+
+def test_sgd_with_the_lloyd_rate_is_the_soft_lloyd_step():
+    X, _ = problem(n=300, d=2, k=3, seed=4)
+    X = X.detach()
+    layer = fkt.RBFKMeansLayer(3, 2, sigma=0.4, assignment="entmax15").double()
+    layer.init_from(X, random_state=0)
+    C0 = layer.centers.detach().numpy().copy()
+    N, _, _ = fk.sufficient_statistics(X.numpy(), C0, 0.4, "entmax15")
+    # loss = F / n, so eta_k = 1 / (2 N_k) on F is n / (2 N_k) on the loss:
+    # plain SGD at lr = 1 on the gradient scaled per center by that rate.
+    opt = torch.optim.SGD([layer.centers], lr=1.0)
+    opt.zero_grad()
+    layer.loss(X).backward()
+    with torch.no_grad():
+        rates = torch.tensor(300 / (2 * N), dtype=torch.float64)[:, None]
+        layer.centers.grad.mul_(rates)
+    opt.step()
+    np.testing.assert_allclose(
+        layer.centers.detach().numpy(), fk.step(X.numpy(), C0, 0.4, "entmax15"), atol=1e-12
+    )
+
+
+def test_layer_forward_anneal_and_validation():
+    layer = fkt.RBFKMeansLayer(4, 3, sigma=2.0)
+    X = torch.randn(50, 3)
+    layer.init_from(X, method="fit", random_state=0)
+    R = layer(X)
+    assert R.shape == (50, 4) and torch.allclose(R.sum(1), torch.ones(50))
+    assert layer.anneal(0.5) == 1.0 and layer.sigma == 1.0
+    assert "n_clusters=4" in repr(layer)
+    with pytest.raises(ValueError, match="factor"):
+        layer.anneal(1.5)
+    with pytest.raises(ValueError, match="sigma"):
+        fkt.rbf_kmeans_loss(X, layer.centers, 0.0)
+    with pytest.raises(ValueError, match="columns"):
+        fkt.rbf_kmeans_loss(X, torch.randn(4, 2), 1.0)
+    with pytest.raises(ValueError, match="NaN"):
+        fkt.responsibilities(torch.full((2, 3), float("nan")), layer.centers, 1.0)
+    with pytest.raises(ValueError, match="assignment"):
+        fkt.RBFKMeansLayer(2, 2, assignment="transform")
+    with pytest.raises(ValueError, match="sample_weight"):
+        fkt.rbf_kmeans_loss(X, layer.centers, 1.0, sample_weight=-torch.ones(50))
+    # sigma as a 0-d tensor
+    assert torch.isclose(
+        fkt.rbf_kmeans_loss(X, layer.centers, torch.tensor(1.0)),
+        fkt.rbf_kmeans_loss(X, layer.centers, 1.0),
+    )
