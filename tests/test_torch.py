@@ -131,3 +131,19 @@ def test_layer_forward_anneal_and_validation():
         fkt.rbf_kmeans_loss(X, layer.centers, torch.tensor(1.0)),
         fkt.rbf_kmeans_loss(X, layer.centers, 1.0),
     )
+
+
+def test_deep_clustering_example_runs(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).parents[1] / "examples" / "deep_clustering.py"
+    out = subprocess.run(
+        [sys.executable, str(script), "--seeds", "1", "--epochs", "2"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr
+    assert "| joint (AE + rbf_kmeans_loss) |" in out.stdout
