@@ -110,8 +110,7 @@ class _Loss(torch.autograd.Function):
         if ctx.needs_input_grad[0]:
             dtype = _kernel_dtype(X)
             Xn, Cn = _numba_ready(X, dtype), _numba_ready(C, dtype)
-            R = K.responsibilities(Xn, Cn, sigma, mode)
-            rows = Xn - R @ Cn
+            rows = Xn - K.reconstruct(Xn, Cn, sigma, mode)  # fused: no (n, k) array, no BLAS
             if wn.size:
                 rows = rows * wn[:, None]
             grad_X = torch.from_numpy(scale * rows).to(X.dtype)

@@ -270,3 +270,14 @@ def test_kmeans_plusplus_kernel(shape, dtype):
     uniforms = np.random.default_rng(1).random((k, 2 + int(np.log(k))))
     seeds = K.kmeans_plusplus(X, w, k, uniforms)
     np.testing.assert_array_equal(seeds, naive.kmeans_plusplus(X, w, k, uniforms))
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_reconstruct(shape, assignment, dtype):
+    X, C, _ = make_problem(*shape, dtype=dtype, seed=15)
+    mode = {"hard": K.HARD, "softmax": K.SOFTMAX, "entmax15": K.ENTMAX15}[assignment]
+    Xhat = K.reconstruct(X, C, 0.6, mode)
+    assert Xhat.dtype == dtype and Xhat.shape == X.shape
+    ref = naive.responsibilities(X, C, 0.6, assignment) @ C.astype(np.float64)
+    np.testing.assert_allclose(Xhat, ref, rtol=0, atol=10 * tolerance(dtype) * np.abs(C).max())

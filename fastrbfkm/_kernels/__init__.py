@@ -28,6 +28,7 @@ from .update import (
     SUPPORT_MAX,
     block_stats,
     label_stats,
+    reconstruct,
 )
 
 __all__ = [
@@ -48,6 +49,7 @@ __all__ = [
     "hard_assign",
     "kmeans_plusplus",
     "label_stats",
+    "reconstruct",
     "removal_costs",
     "responsibilities",
     "softmax_backward",

@@ -133,3 +133,38 @@ def label_stats(X, labels, w, k):
         N_tot += N_part[c]
         S_tot += S_part[c]
     return N_tot, S_tot
+
+
+@njit(cache=True, parallel=True)
+def reconstruct(X, C, sigma, mode):
+    """``x_hat_i = sum_k r_ik c_k`` for every row, ``(n, d)`` in X's dtype,
+    without an ``(n, k)`` array (the gradient of the loss in X is
+    ``2 w_i (x_i - x_hat_i)``)."""
+    n, d = X.shape
+    k = C.shape[0]
+    mu, Ct, cnorm = prepare_centers(C)
+    out = np.empty((n, d), dtype=X.dtype)
+    chunks = n_chunks(n, 0)
+    for c in prange(chunks):
+        start, stop = chunk_bounds(n, chunks, c)
+        xbuf = np.empty(d, dtype=X.dtype)
+        D = np.empty((BLOCK_ROWS, k), dtype=X.dtype)
+        r = np.empty(k)
+        work = np.empty(k)
+        row = np.empty(k)
+        acc = np.empty(d)
+        for b in range(start, stop, BLOCK_ROWS):
+            e = min(stop, b + BLOCK_ROWS)
+            sqdist_rows(X, b, e, mu, Ct, cnorm, xbuf, D)
+            for i in range(b, e):
+                for j in range(k):
+                    row[j] = D[i - b, j]
+                assign_row(mode, row, sigma, r, work)
+                acc[:] = 0.0
+                for j in range(k):
+                    if r[j] != 0.0:
+                        for t in range(d):
+                            acc[t] += r[j] * C[j, t]
+                for t in range(d):
+                    out[i, t] = acc[t]
+    return out
