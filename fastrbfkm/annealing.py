@@ -224,50 +224,29 @@ def run_anneal(
     active = parent == np.arange(C.shape[0])
     pairs = np.empty((0, 2), dtype=np.int64)  # centers split apart before this temperature
     for t, sigma in enumerate(sigmas):
-        A = np.ascontiguousarray(C[active])
         rows = np.searchsorted(np.flatnonzero(active), pairs)  # the pairs' rows in A
-        gap = np.linalg.norm(A[rows[:, 0]].astype(np.float64) - A[rows[:, 1]], axis=1)
-        initial_gap = gap
-        previous = np.inf
-        converged = False
-        for it in range(1, max_iter + 1):
-            N, S, summary = K.block_stats(X, A, w, sigma, mode, True)
-            new = A.astype(np.float64)
-            alive = N > 0
-            new[alive] = S[alive] / N[alive, None]
-            shift = float(((new - A) ** 2).sum())
-            # A fresh split is still opening up while its gap keeps growing.
-            widths = np.linalg.norm(new[rows[:, 0]] - new[rows[:, 1]], axis=1)
-            opening = bool((widths > 1.01 * gap).any())
-            gap = widths
-            settled = shift <= previous or shift <= floor
-            if it >= 2 and shift <= tol and settled and not opening:
-                converged = True
-                break
-            if it < max_iter:
-                previous = shift
-                A = new.astype(X.dtype)
+        A, new, summary, it, converged, closed = _converge(
+            X, np.ascontiguousarray(C[active]), w, sigma, mode, max_iter, tol, floor, rows
+        )
         C[active] = A
         C[~active] = C[parent[~active]]
         path.add(sigma, C, summary, weight, it, converged, int(active.sum()))
         if callback is not None:
             callback(t, sigma, C, summary, it)
         C[active] = new
-        C[~active] = C[parent[~active]]
         if stop_when_hard and active.all() and is_hard(summary, mode):
             break
         # A split that closed instead of opening was premature: the spare
         # goes back, and the center may try again at a colder temperature.
-        for (j, spare), width, start in zip(pairs, gap, initial_gap, strict=True):
-            if width <= start:
-                C[j] = (C[j].astype(np.float64) + C[spare]) / 2
-                active[spare] = False
-                parent[spare] = j
-        pairs = np.empty((0, 2), dtype=np.int64)
+        for j, spare in pairs[closed]:
+            C[j] = (C[j].astype(np.float64) + C[spare]) / 2
+            _park(spare, j, active, parent)
         # Centers much closer than the temperature's length scale get the same
         # responsibilities from every point: they act as one, and the second
         # is better used as a spare.
         merge_copies(C, active, parent, MERGE_RADIUS * np.sqrt(sigma))
+        C[~active] = C[parent[~active]]
+        pairs = np.empty((0, 2), dtype=np.int64)
         if t + 1 < len(sigmas) and not active.all():
             pairs = split_unstable(
                 X, C, active, parent, w, sigma, sigmas[t + 1], mode, rng, perturbation
@@ -275,9 +254,49 @@ def run_anneal(
     return path.build(_name(mode))
 
 
+def _converge(X, A, w, sigma, mode, max_iter, tol, floor, rows):
+    """Soft Lloyd steps on the active centers A at one temperature.
+
+    Returns ``(A, new, summary, iterations, converged, closed)``: the last
+    centers whose statistics ``summary`` describes, one step further, and for
+    each freshly split pair (``rows`` of A) whether it closed instead of
+    opening.
+    """
+    gap = np.linalg.norm(A[rows[:, 0]].astype(np.float64) - A[rows[:, 1]], axis=1)
+    initial_gap = gap
+    previous = np.inf
+    converged = False
+    for it in range(1, max_iter + 1):
+        N, S, summary = K.block_stats(X, A, w, sigma, mode, True)
+        new = A.astype(np.float64)
+        alive = N > 0
+        new[alive] = S[alive] / N[alive, None]
+        shift = float(((new - A) ** 2).sum())
+        # A fresh split is still opening up while its gap keeps growing.
+        widths = np.linalg.norm(new[rows[:, 0]] - new[rows[:, 1]], axis=1)
+        opening = bool((widths > 1.01 * gap).any())
+        gap = widths
+        settled = shift <= previous or shift <= floor
+        if it >= 2 and shift <= tol and settled and not opening:
+            converged = True
+            break
+        if it < max_iter:
+            previous = shift
+            A = new.astype(X.dtype)
+    return A, new.astype(X.dtype), summary, it, converged, gap <= initial_gap
+
+
+def _park(spare: int, leader: int, active: np.ndarray, parent: np.ndarray) -> None:
+    """Make ``spare`` (and the spares parked on it) spares of ``leader``."""
+    active[spare] = False
+    parent[parent == spare] = leader
+    parent[spare] = leader
+
+
 def merge_copies(C: np.ndarray, active: np.ndarray, parent: np.ndarray, radius: float) -> None:
     """Turn active centers within ``radius`` of an earlier active center back
-    into spares parked on it, in place.
+    into spares parked on it (``active`` and ``parent`` in place; the caller
+    moves the parked centers).
 
     A split that happened above the pair's true critical temperature closes
     again; the two centers would then move as one for ever (exact copies stay
@@ -292,9 +311,7 @@ def merge_copies(C: np.ndarray, active: np.ndarray, parent: np.ndarray, radius: 
             continue
         for b in range(a + 1, len(idx)):
             if close[a, b] and active[idx[b]]:
-                active[idx[b]] = False
-                parent[idx[b]] = idx[a]
-    C[~active] = C[parent[~active]]
+                _park(idx[b], idx[a], active, parent)
 
 
 def is_hard(summary: np.ndarray, mode: int) -> bool:
