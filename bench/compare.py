@@ -1,0 +1,180 @@
+"""fastrbfkm against its peers, side by side, in one process.
+
+Usage: ``python bench/compare.py [--repeats 5] [--out compare.md] [--shapes small]``
+
+Per Lloyd iteration from the same initial centers: one ``X @ C.T`` GEMM (the
+machine's limit), our fused hard pass (assignment, sufficient statistics and
+inertia), scikit-learn's ``KMeans(algorithm="lloyd")`` and faiss-cpu's
+``Kmeans`` (each fitted for a few iterations and divided by the count), our
+fused soft steps (softmax at a high temperature; entmax15 at a high one and
+at a low one where nearly every row is one-hot), and the PyTorch CPU soft
+step (cdist + softmax or the entmax package's entmax15 + matmul). Runs
+alternate between the contenders so that the machine's noise hits all
+alike, with a short pause before each run so that the thread pools of the
+previous one (which spin for a while after a call) have gone idle; the table
+gives medians, our time divided by the peer's, and GFLOP/s
+counted as ``2 n k d`` per pass. Peers that are not installed are skipped
+and said so (``pip install ".[bench]"``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+from fastrbfkm import _kernels as K
+from fastrbfkm import entmax15 as fk_entmax15
+
+SHAPES = {
+    "full": [(1_000_000, 2, 8), (200_000, 32, 64), (50_000, 128, 1024)],
+    "small": [(100_000, 2, 8), (20_000, 32, 64), (5_000, 128, 256)],
+}
+
+
+def optional(name):
+    try:
+        return __import__(name)
+    except ImportError:
+        print(f"({name} is not installed: its columns are skipped)")
+        return None
+
+
+def contenders(X, C, torch, faiss, entmax):
+    n, d = X.shape
+    k = C.shape[0]
+    w = np.empty(0)
+    D = K.squared_distances(X[:4000], C)
+    hot = float(np.median(D))  # rows are soft
+    cold = float(np.quantile(D.min(axis=1), 0.5)) / 50  # nearly every row one-hot
+    cases = {
+        "GEMM X @ C.T": lambda: X @ C.T,
+        "ours hard": lambda: K.block_stats(X, C, w, 0.0, K.HARD, True),
+        "ours softmax": lambda: K.block_stats(X, C, w, hot, K.SOFTMAX, True),
+        "ours entmax15 hot": lambda: K.block_stats(X, C, w, hot, K.ENTMAX15, True),
+        "ours entmax15 cold": lambda: K.block_stats(X, C, w, cold, K.ENTMAX15, True),
+    }
+    from sklearn.cluster import KMeans
+
+    def sklearn_iteration():
+        km = KMeans(k, init=C, n_init=1, max_iter=5, tol=0.0, algorithm="lloyd").fit(X)
+        return km.n_iter_
+
+    cases["scikit-learn lloyd"] = sklearn_iteration
+    if faiss is not None and X.dtype == np.float32:
+
+        def faiss_iteration():
+            km = faiss.Kmeans(
+                d,
+                k,
+                niter=5,
+                seed=0,
+                max_points_per_centroid=n,
+                min_points_per_centroid=1,
+                verbose=False,
+            )
+            km.train(X, init_centroids=C)
+            return 5
+
+        cases["faiss Kmeans"] = faiss_iteration
+    if torch is not None:
+        Xt, Ct = torch.from_numpy(X), torch.from_numpy(C)
+
+        def torch_step(assign):
+            Dt = torch.cdist(Xt, Ct) ** 2
+            R = assign(-Dt / hot)
+            return R.sum(0), R.T @ Xt, (R * Dt).sum()
+
+        cases["torch softmax step"] = lambda: torch_step(lambda Z: torch.softmax(Z, dim=1))
+        if entmax is not None:
+            cases["torch entmax15 step"] = lambda: torch_step(lambda Z: entmax.entmax15(Z, dim=1))
+    return cases
+
+
+def measure(cases, repeats, gap=0.2):
+    for f in cases.values():  # compile, warm up
+        f()
+    times = {name: [] for name in cases}
+    for _ in range(repeats):
+        for name, f in cases.items():
+            # Thread pools (OpenBLAS, OpenMP, numba's) spin for a while after a
+            # call and slow down whoever runs next on 2 cores: let them idle.
+            time.sleep(gap)
+            start = time.perf_counter()
+            iterations = f()
+            elapsed = time.perf_counter() - start
+            if isinstance(iterations, int):  # whole fits: per iteration
+                elapsed /= iterations
+            times[name].append(elapsed)
+    return {name: float(np.median(ts)) for name, ts in times.items()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--out", default="compare.md")
+    parser.add_argument("--shapes", choices=sorted(SHAPES), default="full")
+    args = parser.parse_args()
+    torch, faiss, entmax = optional("torch"), optional("faiss"), optional("entmax")
+    if torch is not None:
+        torch.set_num_threads(2)
+    lines = [
+        "| n, d, k | dtype | case | median ms | GFLOP/s | ours hard / it | ours / it |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for n, d, k in SHAPES[args.shapes]:
+        for dtype in (np.float32, np.float64):
+            rng = np.random.default_rng(0)
+            X = rng.normal(size=(n, d)).astype(dtype)
+            C = X[rng.choice(n, size=k, replace=False)].copy()
+            result = measure(contenders(X, C, torch, faiss, entmax), args.repeats)
+            flops = 2.0 * n * k * d
+            for name, t in result.items():
+                ours = ""
+                if not name.startswith("ours"):
+                    mine = (
+                        "ours softmax"
+                        if "softmax" in name
+                        else ("ours entmax15 hot" if "entmax" in name else "ours hard")
+                    )
+                    ours = f"{result[mine] / t:.2f}"
+                lines.append(
+                    f"| {n}, {d}, {k} | {np.dtype(dtype).name} | {name} | "
+                    f"{1e3 * t:.1f} | {flops / t / 1e9:.1f} | "
+                    f"{result['ours hard'] / t:.2f} | {ours} |"
+                )
+            print("\n".join(lines[-len(result) :]), flush=True)
+    entmax_alone = []
+    if entmax is not None:
+        Z = np.random.default_rng(1).normal(size=(200_000, 64)).astype(np.float32)
+        Zt = torch.from_numpy(Z)
+        r = measure(
+            {
+                "ours entmax15(Z)": lambda: fk_entmax15(Z),
+                "entmax package entmax15(Z)": lambda: entmax.entmax15(Zt, dim=1),
+                "torch softmax(Z)": lambda: torch.softmax(Zt, dim=1),
+            },
+            args.repeats,
+        )
+        entmax_alone = ["", "| 200000 x 64 logits, float32 | median ms |", "|---|---|"]
+        entmax_alone += [f"| {name} | {1e3 * t:.1f} |" for name, t in r.items()]
+        entmax_alone.append(
+            f"\nours / entmax package: "
+            f"{r['ours entmax15(Z)'] / r['entmax package entmax15(Z)']:.3f}"
+        )
+        print("\n".join(entmax_alone))
+    text = (
+        "Columns: 'ours hard / it' is our fused hard pass divided by this row's time; "
+        "'ours / it' our matching step (hard, softmax or entmax15 at the same sigma) "
+        "divided by this peer's.\n\n" + "\n".join(lines) + "\n" + "\n".join(entmax_alone)
+    )
+    with open(args.out, "w") as f:
+        f.write(text + "\n")
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
