@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import _kernels as K
+from ._threads import one_blas_thread
 from ._validation import (
     ASSIGNMENTS,
     as_float_array,
@@ -390,6 +391,7 @@ def _name(mode: int) -> str:
     return next(name for name, code in ASSIGNMENTS.items() if code == mode)
 
 
+@one_blas_thread
 def anneal(
     X,
     C0,

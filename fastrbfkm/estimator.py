@@ -18,6 +18,7 @@ from sklearn.utils import check_array, check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _kernels as K
+from ._threads import one_blas_thread
 from ._validation import ASSIGNMENTS, as_float_array, check_sample_weight
 from .annealing import (
     critical_from_covariance,
@@ -236,6 +237,7 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
 
     # ------------------------------------------------------------------- fit
 
+    @one_blas_thread
     def fit(self, X, y=None, sample_weight=None):
         """Compute the clustering.
 
@@ -398,6 +400,7 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
 
     # ------------------------------------------------------------- predict
 
+    @one_blas_thread
     def predict(self, X) -> np.ndarray:
         """Index of the nearest center for every row of X.
 
@@ -416,6 +419,7 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
         labels, _, _ = K.hard_assign(X, self._centers_like(X), np.empty(0))
         return labels
 
+    @one_blas_thread
     def predict_proba(self, X) -> np.ndarray:
         """Responsibilities at the final temperature.
 
@@ -435,6 +439,7 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
         mode = ASSIGNMENTS[self.assignment] if self.sigma_ > 0 else K.HARD
         return K.responsibilities(X, self._centers_like(X), self.sigma_, mode)
 
+    @one_blas_thread
     def transform(self, X) -> np.ndarray:
         """Euclidean distances to every center (the cluster-distance space).
 
@@ -452,6 +457,7 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
         X = self._validate_X(X, reset=False)
         return np.sqrt(K.squared_distances(X, self._centers_like(X)))
 
+    @one_blas_thread
     def score(self, X, y=None, sample_weight=None) -> float:
         """Minus the (weighted) K-Means inertia of X at the fitted centers.
 

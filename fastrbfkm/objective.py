@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _kernels as K
+from ._threads import one_blas_thread
 from ._validation import (
     as_float_array,
     check_assignment,
@@ -37,6 +38,7 @@ __all__ = [
 ]
 
 
+@one_blas_thread
 def squared_distances(X, C) -> np.ndarray:
     """Squared Euclidean distances between the rows of X and the centers.
 
@@ -62,6 +64,7 @@ def _logits(Z, name: str = "Z") -> tuple[np.ndarray, tuple[int, ...]]:
     return Z.reshape(-1, Z.shape[-1]), Z.shape
 
 
+@one_blas_thread
 def softmax(Z) -> np.ndarray:
     """Row-wise softmax of logits, stable for any finite input.
 
@@ -79,6 +82,7 @@ def softmax(Z) -> np.ndarray:
     return K.assign_logits(Z2, K.SOFTMAX).reshape(shape)
 
 
+@one_blas_thread
 def entmax15(Z) -> np.ndarray:
     """Row-wise Entmax-1.5 of logits (exact, sort-based).
 
@@ -108,6 +112,7 @@ def _backward(R, G) -> tuple[np.ndarray, np.ndarray, tuple[int, ...]]:
     return R2, G2.reshape(R2.shape), shape
 
 
+@one_blas_thread
 def softmax_backward(R, G) -> np.ndarray:
     """Vector-Jacobian product of :func:`softmax` at its output.
 
@@ -127,6 +132,7 @@ def softmax_backward(R, G) -> np.ndarray:
     return K.softmax_backward(R2, G2).reshape(shape)
 
 
+@one_blas_thread
 def entmax15_backward(R, G) -> np.ndarray:
     """Vector-Jacobian product of :func:`entmax15` at its output.
 
@@ -147,6 +153,7 @@ def entmax15_backward(R, G) -> np.ndarray:
     return K.entmax15_backward(R2, G2).reshape(shape)
 
 
+@one_blas_thread
 def responsibilities(X, C, sigma: float, assignment: str = "softmax") -> np.ndarray:
     """Responsibilities of the centers for every point at temperature sigma.
 
@@ -173,6 +180,7 @@ def responsibilities(X, C, sigma: float, assignment: str = "softmax") -> np.ndar
     return K.responsibilities(X, C, sigma, mode)
 
 
+@one_blas_thread
 def sufficient_statistics(
     X, C, sigma: float, assignment: str = "softmax", sample_weight=None
 ) -> tuple[np.ndarray, np.ndarray, float]:
@@ -198,6 +206,7 @@ def sufficient_statistics(
     return N, S, float(summary[K.OBJECTIVE])
 
 
+@one_blas_thread
 def objective(X, C, sigma: float, assignment: str = "softmax", sample_weight=None) -> float:
     """The free energy ``F_sigma(C)`` of the centers.
 
@@ -227,6 +236,7 @@ def objective(X, C, sigma: float, assignment: str = "softmax", sample_weight=Non
     return float(summary[K.OBJECTIVE])
 
 
+@one_blas_thread
 def gradient(X, C, sigma: float, assignment: str = "softmax", sample_weight=None) -> np.ndarray:
     """Gradient of :func:`objective` with respect to the centers.
 
@@ -246,6 +256,7 @@ def gradient(X, C, sigma: float, assignment: str = "softmax", sample_weight=None
     return (2.0 * (N[:, None] * C - S)).astype(X.dtype, copy=False)
 
 
+@one_blas_thread
 def step(
     X,
     C,

@@ -34,6 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ._threads import one_blas_thread
 from .annealing import AnnealPath, anneal, critical_temperature, weighted_moments
 from .datasets import make_blobs, make_circles, make_moons, make_spiral
 from .lloyd import run_lloyd
@@ -398,6 +399,7 @@ def write_results(runs: list[Run], out: Path, settings: Settings) -> None:
                 )
 
 
+@one_blas_thread
 def run_paper(out: str | Path, quick: bool = False, log=print) -> list[Run]:
     """Run every check, write the tables and (with matplotlib) the figures."""
     settings = QUICK if quick else Settings()

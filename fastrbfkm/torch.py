@@ -17,6 +17,7 @@ import torch
 from torch import nn
 
 from . import _kernels as K
+from ._threads import one_blas_thread
 from ._validation import ASSIGNMENTS
 
 __all__ = ["RBFKMeansLayer", "rbf_kmeans_loss", "responsibilities"]
@@ -88,6 +89,7 @@ class _Loss(torch.autograd.Function):
     dF/dc_k = 2 (N_k c_k - S_k), dF/dx_i = 2 w_i (x_i - sum_k r_ik c_k)."""
 
     @staticmethod
+    @one_blas_thread
     def forward(ctx, X, C, w, sigma, mode):
         dtype = _kernel_dtype(X)
         Xn, Cn = _numba_ready(X, dtype), _numba_ready(C, dtype)
@@ -99,6 +101,7 @@ class _Loss(torch.autograd.Function):
         return torch.tensor(summary[K.OBJECTIVE] / total, dtype=X.dtype)
 
     @staticmethod
+    @one_blas_thread
     def backward(ctx, grad):
         X, C = ctx.saved_tensors
         N, S, total, wn, sigma, mode = ctx.stats
@@ -122,6 +125,7 @@ class _Responsibilities(torch.autograd.Function):
     vector-Jacobian product and the distances."""
 
     @staticmethod
+    @one_blas_thread
     def forward(ctx, X, C, sigma, mode):
         dtype = _kernel_dtype(X)
         R = K.responsibilities(_numba_ready(X, dtype), _numba_ready(C, dtype), sigma, mode)
@@ -131,6 +135,7 @@ class _Responsibilities(torch.autograd.Function):
         return R
 
     @staticmethod
+    @one_blas_thread
     def backward(ctx, G):
         X, C, R = ctx.saved_tensors
         if ctx.mode == K.HARD:  # piecewise constant

@@ -64,7 +64,7 @@ def hard_assign(X, C, w):
     partial = np.zeros(chunks)
     for c in prange(chunks):
         start, stop = chunk_bounds(n, chunks, c)
-        xbuf = np.empty(d, dtype=X.dtype)
+        xbuf = np.empty((BLOCK_ROWS, d), dtype=X.dtype)
         D = np.empty((BLOCK_ROWS, k), dtype=X.dtype)
         acc = 0.0
         for b in range(start, stop, BLOCK_ROWS):
@@ -92,7 +92,7 @@ def responsibilities(X, C, sigma, mode):
     chunks = n_chunks(n, 0)
     for c in prange(chunks):
         start, stop = chunk_bounds(n, chunks, c)
-        xbuf = np.empty(d, dtype=X.dtype)
+        xbuf = np.empty((BLOCK_ROWS, d), dtype=X.dtype)
         D = np.empty((BLOCK_ROWS, k), dtype=X.dtype)
         r = np.empty(k)
         work = np.empty(k)
@@ -141,7 +141,7 @@ def removal_costs(X, C, w):
     partial = np.zeros((chunks, k))
     for c in prange(chunks):
         start, stop = chunk_bounds(n, chunks, c)
-        xbuf = np.empty(d, dtype=X.dtype)
+        xbuf = np.empty((BLOCK_ROWS, d), dtype=X.dtype)
         D = np.empty((BLOCK_ROWS, k), dtype=X.dtype)
         for b in range(start, stop, BLOCK_ROWS):
             e = min(stop, b + BLOCK_ROWS)

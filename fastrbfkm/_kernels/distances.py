@@ -37,29 +37,35 @@ def prepare_centers(C):
 
 @njit(cache=True)
 def sqdist_rows(X, start, stop, mu, Ct, cnorm, xbuf, out):
-    """Write the squared distances of rows ``start:stop`` of X into ``out[:stop-start]``.
+    """Squared distances of rows ``start:stop`` (at most ``BLOCK_ROWS``) of X
+    into ``out[:stop-start]``.
 
-    ``xbuf`` is a work vector of length d in X's dtype.
+    ``xbuf`` is a ``(BLOCK_ROWS, d)`` work array and ``out`` is
+    ``(BLOCK_ROWS, k)``, both in X's dtype. The cross terms are one BLAS
+    matrix product per block (run it with BLAS on one thread: the chunks are
+    already parallel); rows past ``stop`` are zero-filled and ignored.
     """
     d = X.shape[1]
     k = Ct.shape[1]
-    for r in range(stop - start):
-        i = start + r
-        xn = 0.0
-        for t in range(d):
-            v = X[i, t] - mu[t]
-            xbuf[t] = v
-            xn += np.float64(v) * v
-        row = out[r]
+    m = stop - start
+    block = xbuf.shape[0]
+    norms = np.zeros(block)
+    for r in range(block):
+        if r < m:
+            acc = 0.0
+            for t in range(d):
+                v = X[start + r, t] - mu[t]
+                xbuf[r, t] = v
+                acc += np.float64(v) * v
+            norms[r] = acc
+        else:
+            for t in range(d):
+                xbuf[r, t] = 0.0
+    np.dot(xbuf, Ct, out)
+    for r in range(m):
         for j in range(k):
-            row[j] = 0.0
-        for t in range(d):
-            v = xbuf[t]
-            for j in range(k):
-                row[j] += v * Ct[t, j]
-        for j in range(k):
-            s = xn + cnorm[j] - 2.0 * row[j]
-            row[j] = s if s > 0.0 else 0.0
+            s = norms[r] + cnorm[j] - 2.0 * out[r, j]
+            out[r, j] = s if s > 0.0 else 0.0
 
 
 @njit(cache=True, parallel=True)
@@ -72,8 +78,10 @@ def squared_distances(X, C):
     chunks = n_chunks(n, 0)
     for c in prange(chunks):
         start, stop = chunk_bounds(n, chunks, c)
-        xbuf = np.empty(d, dtype=X.dtype)
+        xbuf = np.empty((BLOCK_ROWS, d), dtype=X.dtype)
+        D = np.empty((BLOCK_ROWS, k), dtype=X.dtype)
         for b in range(start, stop, BLOCK_ROWS):
             e = min(stop, b + BLOCK_ROWS)
-            sqdist_rows(X, b, e, mu, Ct, cnorm, xbuf, out[b:e])
+            sqdist_rows(X, b, e, mu, Ct, cnorm, xbuf, D)
+            out[b:e] = D[: e - b]
     return out

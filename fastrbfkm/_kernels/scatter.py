@@ -34,7 +34,7 @@ def center_scatter(X, C, w, sigma, mode, chosen):
     A_part = np.zeros((chunks, m, d, d))
     for c in prange(chunks):
         start, stop = chunk_bounds(n, chunks, c)
-        xbuf = np.empty(d, dtype=X.dtype)
+        xbuf = np.empty((BLOCK_ROWS, d), dtype=X.dtype)
         diff = np.empty(d)
         D = np.empty((BLOCK_ROWS, k), dtype=X.dtype)
         r = np.empty(k)

@@ -43,7 +43,7 @@ def block_stats(X, C, w, sigma, mode, with_stats):
     sum_part = np.zeros((chunks, N_SUMMARY))
     for c in prange(chunks):
         start, stop = chunk_bounds(n, chunks, c)
-        xbuf = np.empty(d, dtype=X.dtype)
+        xbuf = np.empty((BLOCK_ROWS, d), dtype=X.dtype)
         D = np.empty((BLOCK_ROWS, k), dtype=X.dtype)
         r = np.empty(k)
         work = np.empty(k)
@@ -147,7 +147,7 @@ def reconstruct(X, C, sigma, mode):
     chunks = n_chunks(n, 0)
     for c in prange(chunks):
         start, stop = chunk_bounds(n, chunks, c)
-        xbuf = np.empty(d, dtype=X.dtype)
+        xbuf = np.empty((BLOCK_ROWS, d), dtype=X.dtype)
         D = np.empty((BLOCK_ROWS, k), dtype=X.dtype)
         r = np.empty(k)
         work = np.empty(k)
