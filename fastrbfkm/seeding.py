@@ -22,9 +22,8 @@ def initial_centers(X: np.ndarray, k: int, init, w: np.ndarray, rng: np.random.G
 
 def seed_indices(X: np.ndarray, k: int, w: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Row indices chosen by greedy k-means++ with ``2 + floor(log k)`` local trials."""
-    weights = np.ones(X.shape[0]) if w.size == 0 else w
     trials = 2 + int(np.log(k))
-    return K.kmeans_plusplus(X, weights, k, rng.random((k, trials)))
+    return K.kmeans_plusplus(X, w, k, rng.random((k, trials)))
 
 
 def kmeans_plusplus(

@@ -270,6 +270,8 @@ def test_kmeans_plusplus_kernel(shape, dtype):
     uniforms = np.random.default_rng(1).random((k, 2 + int(np.log(k))))
     seeds = K.kmeans_plusplus(X, w, k, uniforms)
     np.testing.assert_array_equal(seeds, naive.kmeans_plusplus(X, w, k, uniforms))
+    unit = K.kmeans_plusplus(X, np.empty(0), k, uniforms)
+    np.testing.assert_array_equal(unit, naive.kmeans_plusplus(X, None, k, uniforms))
 
 
 @pytest.mark.parametrize("shape", SHAPES)

@@ -27,11 +27,19 @@ def _pick(cumulative, value):
     return min(np.searchsorted(cumulative, value, side="right"), cumulative.shape[0] - 1)
 
 
+@njit(cache=True)
+def _cumulative_weights(w, out, unit):
+    acc = 0.0
+    for i in range(out.shape[0]):
+        acc += 1.0 if unit else w[i]
+        out[i] = acc
+
+
 @njit(cache=True, parallel=True)
 def kmeans_plusplus(X, w, k, uniforms):
     """Indices of k seeds chosen by greedy k-means++.
 
-    ``w`` are float64 weights (length n); ``uniforms`` is ``(k, trials)`` of
+    ``w`` are float64 weights (length n, or 0 for unit weights); ``uniforms`` is ``(k, trials)`` of
     U[0, 1) draws: ``uniforms[0, 0]`` picks the first seed with probability
     proportional to ``w``, row ``c`` the ``trials`` candidates for seed ``c``
     (with probability proportional to ``w`` times the squared distance to the
@@ -40,15 +48,21 @@ def kmeans_plusplus(X, w, k, uniforms):
     n = X.shape[0]
     trials = uniforms.shape[1]
     chunks = n_chunks(n, trials)
+    unit = w.shape[0] == 0
     seeds = np.empty(k, dtype=np.int64)
-    seeds[0] = _pick(np.cumsum(w), uniforms[0, 0] * w.sum())
+    cumulative = np.empty(n)  # reused: two float64 vectors of n in all
+    _cumulative_weights(w, cumulative, unit)
+    seeds[0] = _pick(cumulative, uniforms[0, 0] * cumulative[-1])
     closest = np.empty(n)
     for i in prange(n):
         closest[i] = _sqdist_to_row(X, i, seeds[0])
     candidates = np.empty(trials, dtype=np.int64)
     partial = np.zeros((chunks, trials))
     for c in range(1, k):
-        cumulative = np.cumsum(w * closest)
+        acc = 0.0
+        for i in range(n):
+            acc += closest[i] if unit else w[i] * closest[i]
+            cumulative[i] = acc
         potential = cumulative[-1]
         for t in range(trials):
             candidates[t] = _pick(cumulative, uniforms[c, t] * potential)
@@ -57,7 +71,8 @@ def kmeans_plusplus(X, w, k, uniforms):
             for t in range(trials):
                 acc = 0.0
                 for i in range(start, stop):
-                    acc += w[i] * min(closest[i], _sqdist_to_row(X, i, candidates[t]))
+                    best_d = min(closest[i], _sqdist_to_row(X, i, candidates[t]))
+                    acc += best_d if unit else w[i] * best_d
                 partial[b, t] = acc
         best = 0
         best_pot = np.inf
