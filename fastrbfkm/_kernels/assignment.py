@@ -9,7 +9,7 @@ import numpy as np
 from numba import njit, prange
 
 from .chunks import BLOCK_ROWS, chunk_bounds, n_chunks
-from .distances import prepare_centers, sqdist_rows
+from .distances import distance_buffers, prepare_centers, sqdist_rows
 from .entmax import entmax15_row
 from .softmax import softmax_row
 
@@ -48,6 +48,16 @@ def assign_row(mode, e, sigma, r, work):
     return entmax15_row(e, emin, sigma, r, work), emin, arg
 
 
+@njit(cache=True)
+def assign_block_row(mode, D, i, sigma, r, work, row):
+    """:func:`assign_row` on row ``i`` of a distance block, handed over as the
+    float64 vector ``row`` (float32 rows made softmax 10x slower, and one row
+    type means one specialization of the row functions)."""
+    for j in range(D.shape[1]):
+        row[j] = D[i, j]
+    return assign_row(mode, row, sigma, r, work)
+
+
 @njit(cache=True, parallel=True)
 def hard_assign(X, C, w):
     """Labels (ties to the lowest index), each row's minimum squared distance
@@ -55,7 +65,7 @@ def hard_assign(X, C, w):
 
     ``w`` of length 0 means unit weights.
     """
-    n, d = X.shape
+    n = X.shape[0]
     k = C.shape[0]
     mu, Ct, cnorm = prepare_centers(C)
     labels = np.empty(n, dtype=np.int64)
@@ -64,8 +74,7 @@ def hard_assign(X, C, w):
     partial = np.zeros(chunks)
     for c in prange(chunks):
         start, stop = chunk_bounds(n, chunks, c)
-        xbuf = np.empty((BLOCK_ROWS, d), dtype=X.dtype)
-        D = np.empty((BLOCK_ROWS, k), dtype=X.dtype)
+        xbuf, D = distance_buffers(X, k)
         acc = 0.0
         for b in range(start, stop, BLOCK_ROWS):
             e = min(stop, b + BLOCK_ROWS)
@@ -85,15 +94,14 @@ def hard_assign(X, C, w):
 @njit(cache=True, parallel=True)
 def responsibilities(X, C, sigma, mode):
     """Dense ``(n, k)`` responsibilities in X's dtype."""
-    n, d = X.shape
+    n = X.shape[0]
     k = C.shape[0]
     mu, Ct, cnorm = prepare_centers(C)
     out = np.empty((n, k), dtype=X.dtype)
     chunks = n_chunks(n, 0)
     for c in prange(chunks):
         start, stop = chunk_bounds(n, chunks, c)
-        xbuf = np.empty((BLOCK_ROWS, d), dtype=X.dtype)
-        D = np.empty((BLOCK_ROWS, k), dtype=X.dtype)
+        xbuf, D = distance_buffers(X, k)
         r = np.empty(k)
         work = np.empty(k)
         row = np.empty(k)
@@ -101,9 +109,7 @@ def responsibilities(X, C, sigma, mode):
             e = min(stop, b + BLOCK_ROWS)
             sqdist_rows(X, b, e, mu, Ct, cnorm, xbuf, D)
             for i in range(b, e):
-                for j in range(k):  # float64 rows: one specialization, and fast
-                    row[j] = D[i - b, j]
-                assign_row(mode, row, sigma, r, work)
+                assign_block_row(mode, D, i - b, sigma, r, work, row)
                 for j in range(k):
                     out[i, j] = r[j]
     return out
@@ -134,15 +140,14 @@ def removal_costs(X, C, w):
     """Per center, the rise in weighted inertia if it were removed and its
     points went to their second-nearest center (float64, ``(k,)``; zeros for
     k = 1). ``w`` of length 0 means unit weights."""
-    n, d = X.shape
+    n = X.shape[0]
     k = C.shape[0]
     mu, Ct, cnorm = prepare_centers(C)
     chunks = n_chunks(n, k)
     partial = np.zeros((chunks, k))
     for c in prange(chunks):
         start, stop = chunk_bounds(n, chunks, c)
-        xbuf = np.empty((BLOCK_ROWS, d), dtype=X.dtype)
-        D = np.empty((BLOCK_ROWS, k), dtype=X.dtype)
+        xbuf, D = distance_buffers(X, k)
         for b in range(start, stop, BLOCK_ROWS):
             e = min(stop, b + BLOCK_ROWS)
             sqdist_rows(X, b, e, mu, Ct, cnorm, xbuf, D)

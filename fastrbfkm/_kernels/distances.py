@@ -36,6 +36,15 @@ def prepare_centers(C):
 
 
 @njit(cache=True)
+def distance_buffers(X, k):
+    """Per-chunk work arrays of :func:`sqdist_rows`: ``(xbuf, D)``, in X's dtype."""
+    return (
+        np.empty((BLOCK_ROWS, X.shape[1]), dtype=X.dtype),
+        np.empty((BLOCK_ROWS, k), dtype=X.dtype),
+    )
+
+
+@njit(cache=True)
 def sqdist_rows(X, start, stop, mu, Ct, cnorm, xbuf, out):
     """Squared distances of rows ``start:stop`` (at most ``BLOCK_ROWS``) of X
     into ``out[:stop-start]``.
@@ -71,15 +80,14 @@ def sqdist_rows(X, start, stop, mu, Ct, cnorm, xbuf, out):
 @njit(cache=True, parallel=True)
 def squared_distances(X, C):
     """Dense ``(n, k)`` matrix of squared distances, in X's dtype."""
-    n, d = X.shape
+    n = X.shape[0]
     k = C.shape[0]
     mu, Ct, cnorm = prepare_centers(C)
     out = np.empty((n, k), dtype=X.dtype)
     chunks = n_chunks(n, 0)
     for c in prange(chunks):
         start, stop = chunk_bounds(n, chunks, c)
-        xbuf = np.empty((BLOCK_ROWS, d), dtype=X.dtype)
-        D = np.empty((BLOCK_ROWS, k), dtype=X.dtype)
+        xbuf, D = distance_buffers(X, k)
         for b in range(start, stop, BLOCK_ROWS):
             e = min(stop, b + BLOCK_ROWS)
             sqdist_rows(X, b, e, mu, Ct, cnorm, xbuf, D)

@@ -13,9 +13,9 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from .assignment import SOFTMAX, assign_row
+from .assignment import SOFTMAX, assign_block_row
 from .chunks import BLOCK_ROWS, chunk_bounds, n_chunks
-from .distances import prepare_centers, sqdist_rows
+from .distances import distance_buffers, prepare_centers, sqdist_rows
 
 
 @njit(cache=True, parallel=True)
@@ -34,9 +34,9 @@ def center_scatter(X, C, w, sigma, mode, chosen):
     A_part = np.zeros((chunks, m, d, d))
     for c in prange(chunks):
         start, stop = chunk_bounds(n, chunks, c)
-        xbuf = np.empty((BLOCK_ROWS, d), dtype=X.dtype)
+        xbuf, D = distance_buffers(X, k)
         diff = np.empty(d)
-        D = np.empty((BLOCK_ROWS, k), dtype=X.dtype)
+
         r = np.empty(k)
         work = np.empty(k)
         row = np.empty(k)
@@ -45,9 +45,7 @@ def center_scatter(X, C, w, sigma, mode, chosen):
             sqdist_rows(X, b, e, mu, Ct, cnorm, xbuf, D)
             for i in range(b, e):
                 wi = w[i] if w.shape[0] else 1.0
-                for j in range(k):
-                    row[j] = D[i - b, j]
-                assign_row(mode, row, sigma, r, work)
+                assign_block_row(mode, D, i - b, sigma, r, work, row)
                 for g in range(m):
                     j = chosen[g]
                     rj = r[j]

@@ -10,9 +10,9 @@ chunk order. No ``(n, k)`` array is ever held.
 import numpy as np
 from numba import njit, prange
 
-from .assignment import HARD, assign_row, row_argmin
+from .assignment import HARD, assign_block_row, row_argmin
 from .chunks import BLOCK_ROWS, chunk_bounds, n_chunks
-from .distances import prepare_centers, sqdist_rows
+from .distances import distance_buffers, prepare_centers, sqdist_rows
 
 #: Entries of the scalar summary returned by :func:`block_stats`.
 OBJECTIVE = 0  # sum_i w_i [sum_k r_ik D_ik - sigma H(r_i)]
@@ -43,8 +43,7 @@ def block_stats(X, C, w, sigma, mode, with_stats):
     sum_part = np.zeros((chunks, N_SUMMARY))
     for c in prange(chunks):
         start, stop = chunk_bounds(n, chunks, c)
-        xbuf = np.empty((BLOCK_ROWS, d), dtype=X.dtype)
-        D = np.empty((BLOCK_ROWS, k), dtype=X.dtype)
+        xbuf, D = distance_buffers(X, k)
         r = np.empty(k)
         work = np.empty(k)
         row = np.empty(k)
@@ -69,9 +68,7 @@ def block_stats(X, C, w, sigma, mode, with_stats):
                         for t in range(d):
                             Sj[t] += wi * X[i, t]
                     continue
-                for j in range(k):  # float64 rows: one specialization, and fast
-                    row[j] = D[i - b, j]
-                f, emin, arg = assign_row(mode, row, sigma, r, work)
+                f, emin, arg = assign_block_row(mode, D, i - b, sigma, r, work, row)
                 acc[OBJECTIVE] += wi * f
                 acc[INERTIA] += wi * emin
                 support = 0
@@ -147,8 +144,7 @@ def reconstruct(X, C, sigma, mode):
     chunks = n_chunks(n, 0)
     for c in prange(chunks):
         start, stop = chunk_bounds(n, chunks, c)
-        xbuf = np.empty((BLOCK_ROWS, d), dtype=X.dtype)
-        D = np.empty((BLOCK_ROWS, k), dtype=X.dtype)
+        xbuf, D = distance_buffers(X, k)
         r = np.empty(k)
         work = np.empty(k)
         row = np.empty(k)
@@ -157,9 +153,7 @@ def reconstruct(X, C, sigma, mode):
             e = min(stop, b + BLOCK_ROWS)
             sqdist_rows(X, b, e, mu, Ct, cnorm, xbuf, D)
             for i in range(b, e):
-                for j in range(k):
-                    row[j] = D[i - b, j]
-                assign_row(mode, row, sigma, r, work)
+                assign_block_row(mode, D, i - b, sigma, r, work, row)
                 acc[:] = 0.0
                 for j in range(k):
                     if r[j] != 0.0:
