@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import _kernels as K
+from ._rows import InMemoryRows, Rows
 from ._threads import one_blas_thread
 from ._validation import (
     ASSIGNMENTS,
@@ -116,23 +117,10 @@ class _PathBuilder:
         )
 
 
-def weighted_moments(
-    X: np.ndarray, w: np.ndarray, block: int = 65536
-) -> tuple[np.ndarray, np.ndarray]:
+def weighted_moments(X: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Weighted mean (d,) and covariance (d, d) of validated X, in float64,
     by row blocks (no float64 copy of X). ``w`` of length 0: unit weights."""
-    n, d = X.shape
-    weights = np.ones(n) if w.size == 0 else w
-    total = weights.sum()
-    mean = np.zeros(d)
-    for s in range(0, n, block):
-        mean += weights[s : s + block] @ X[s : s + block].astype(np.float64)
-    mean /= total
-    cov = np.zeros((d, d))
-    for s in range(0, n, block):
-        Xc = X[s : s + block].astype(np.float64) - mean
-        cov += Xc.T @ (weights[s : s + block, None] * Xc)
-    return mean, cov / total
+    return InMemoryRows(X, w).moments()
 
 
 def critical_from_covariance(cov: np.ndarray, n_clusters: int, mode: int) -> float:
@@ -188,9 +176,8 @@ def geometric_schedule(start: float, stop: float, cooling: float) -> np.ndarray:
 
 
 def run_anneal(
-    X: np.ndarray,
+    rows: Rows,
     C: np.ndarray,
-    w: np.ndarray,
     sigmas: np.ndarray,
     mode: int,
     max_iter: int,
@@ -201,7 +188,7 @@ def run_anneal(
     stop_when_hard: bool = False,
     callback: Callable[[int, float, np.ndarray, np.ndarray, int], None] | None = None,
 ) -> AnnealPath:
-    """Anneal validated arrays; ``tol`` is absolute (squared center shift) and
+    """Anneal the centers C over a rows source; ``tol`` is absolute (squared center shift) and
     ``scale2`` the data's mean feature variance (sets the rounding floor).
 
     Exact copies among the initial centers are spares: they are parked on
@@ -213,21 +200,21 @@ def run_anneal(
     before it have stopped opening up (their gap grows by less than 1% a
     step), at least twice and at most ``max_iter`` times.
     """
-    weight = float(w.sum()) if w.size else float(X.shape[0])
-    eps = float(np.finfo(X.dtype).eps)
+    weight = rows.weight
+    eps = float(np.finfo(rows.dtype).eps)
     noise = (100.0 * eps) ** 2 * scale2 * C.shape[0]
     floor = max(1e-6 * tol, noise)
     tol = max(tol, noise)
     path = _PathBuilder()
-    C = C.astype(X.dtype, copy=True)
+    C = C.astype(rows.dtype, copy=True)
     _, first, parent = np.unique(C, axis=0, return_index=True, return_inverse=True)
     parent = first[parent.ravel()]  # each center's group leader
     active = parent == np.arange(C.shape[0])
     pairs = np.empty((0, 2), dtype=np.int64)  # centers split apart before this temperature
     for t, sigma in enumerate(sigmas):
-        rows = np.searchsorted(np.flatnonzero(active), pairs)  # the pairs' rows in A
+        fresh = np.searchsorted(np.flatnonzero(active), pairs)  # the pairs' rows in A
         A, new, summary, it, converged, closed = _converge(
-            X, np.ascontiguousarray(C[active]), w, sigma, mode, max_iter, tol, floor, rows
+            rows, np.ascontiguousarray(C[active]), sigma, mode, max_iter, tol, floor, fresh
         )
         C[active] = A
         C[~active] = C[parent[~active]]
@@ -250,31 +237,31 @@ def run_anneal(
         pairs = np.empty((0, 2), dtype=np.int64)
         if t + 1 < len(sigmas) and not active.all():
             pairs = split_unstable(
-                X, C, active, parent, w, sigma, sigmas[t + 1], mode, rng, perturbation
+                rows, C, active, parent, sigma, sigmas[t + 1], mode, rng, perturbation
             )
     return path.build(_name(mode))
 
 
-def _converge(X, A, w, sigma, mode, max_iter, tol, floor, rows):
+def _converge(rows, A, sigma, mode, max_iter, tol, floor, fresh):
     """Soft Lloyd steps on the active centers A at one temperature.
 
     Returns ``(A, new, summary, iterations, converged, closed)``: the last
     centers whose statistics ``summary`` describes, one step further, and for
-    each freshly split pair (``rows`` of A) whether it closed instead of
-    opening.
+    each freshly split pair (``fresh``: two rows of A each) whether it closed
+    instead of opening.
     """
-    gap = np.linalg.norm(A[rows[:, 0]].astype(np.float64) - A[rows[:, 1]], axis=1)
+    gap = np.linalg.norm(A[fresh[:, 0]].astype(np.float64) - A[fresh[:, 1]], axis=1)
     initial_gap = gap
     previous = np.inf
     converged = False
     for it in range(1, max_iter + 1):
-        N, S, summary = K.block_stats(X, A, w, sigma, mode, True)
+        N, S, summary = rows.stats(A, sigma, mode)
         new = A.astype(np.float64)
         alive = N > 0
         new[alive] = S[alive] / N[alive, None]
         shift = float(((new - A) ** 2).sum())
         # A fresh split is still opening up while its gap keeps growing.
-        widths = np.linalg.norm(new[rows[:, 0]] - new[rows[:, 1]], axis=1)
+        widths = np.linalg.norm(new[fresh[:, 0]] - new[fresh[:, 1]], axis=1)
         opening = bool((widths > 1.01 * gap).any())
         gap = widths
         settled = shift <= previous or shift <= floor
@@ -283,8 +270,8 @@ def _converge(X, A, w, sigma, mode, max_iter, tol, floor, rows):
             break
         if it < max_iter:
             previous = shift
-            A = new.astype(X.dtype)
-    return A, new.astype(X.dtype), summary, it, converged, gap <= initial_gap
+            A = new.astype(rows.dtype)
+    return A, new.astype(rows.dtype), summary, it, converged, gap <= initial_gap
 
 
 def _park(spare: int, leader: int, active: np.ndarray, parent: np.ndarray) -> None:
@@ -323,11 +310,10 @@ def is_hard(summary: np.ndarray, mode: int) -> bool:
 
 
 def split_unstable(
-    X: np.ndarray,
+    rows: Rows,
     C: np.ndarray,
     active: np.ndarray,
     parent: np.ndarray,
-    w: np.ndarray,
     sigma: float,
     next_sigma: float,
     mode: int,
@@ -351,7 +337,7 @@ def split_unstable(
     """
     chosen = np.flatnonzero(active)
     A = np.ascontiguousarray(C[chosen])
-    N, M = K.center_scatter(X, A, w, sigma, mode, np.arange(chosen.size))
+    N, M = rows.scatter(A, sigma, mode)
     factor = np.sqrt(2.0) if mode == K.ENTMAX15 else 1.0
     spares = list(np.flatnonzero(~active))
     spread = np.zeros(chosen.size)
@@ -366,7 +352,7 @@ def split_unstable(
     # distortion most: the largest principal variance of their Voronoi cell
     # times its mass (soft responsibilities would overstate it for centers
     # that still share points); those split once they are unstable.
-    _, cells = K.center_scatter(X, A, w, 0.0, K.HARD, np.arange(chosen.size))
+    _, cells = rows.scatter(A, 0.0, K.HARD)
     gain = np.array([np.linalg.eigvalsh(cell)[-1] for cell in cells])
     wanted = np.argsort(-gain, kind="stable")[: len(spares)]
     pairs = []
@@ -458,11 +444,11 @@ def anneal(
     if not (np.isfinite(perturbation) and perturbation >= 0):
         raise ValueError(f"perturbation must be finite and >= 0; got {perturbation!r}.")
     rng = np.random.default_rng(random_state)
-    scale2 = float(np.trace(weighted_moments(X, w)[1])) / X.shape[1]
+    rows = InMemoryRows(X, w)
+    scale2 = float(np.trace(rows.moments()[1])) / X.shape[1]
     return run_anneal(
-        X,
+        rows,
         C0,
-        w,
         sig,
         mode,
         int(max_iter),

@@ -18,16 +18,11 @@ from sklearn.utils import check_array, check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _kernels as K
+from ._rows import InMemoryRows
 from ._threads import one_blas_thread
 from ._validation import ASSIGNMENTS, as_float_array, check_sample_weight
-from .annealing import (
-    critical_from_covariance,
-    geometric_schedule,
-    run_anneal,
-    weighted_moments,
-)
+from .annealing import critical_from_covariance, geometric_schedule, run_anneal
 from .lloyd import improve_by_swaps, run_lloyd
-from .seeding import initial_centers
 
 #: RMS size of the symmetry-breaking nudge, relative to the data's spread.
 PERTURBATION = 1e-3
@@ -259,13 +254,12 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
         X = self._validate_X(X, reset=True)
         n, d = X.shape
         self._check_params(n, d, X.dtype)
-        w = check_sample_weight(sample_weight, n)
+        rows = InMemoryRows(X, check_sample_weight(sample_weight, n))
         mode = ASSIGNMENTS[self.assignment]
         k = int(self.n_clusters)
         rng = check_random_state(self.random_state)
         # scikit-learn's tolerance: tol times the mean (unweighted) feature variance.
-        unweighted = np.empty(0)
-        tol = float(np.trace(weighted_moments(X, unweighted)[1])) / d * self.tol
+        tol = float(np.trace(rows.moments(weighted=False)[1])) / d * self.tol
         n_init = int(self.n_init)
         if not isinstance(self.init, str) and n_init != 1:
             warnings.warn(
@@ -276,17 +270,17 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
             )
             n_init = 1
         soft = mode != K.HARD
-        mean, cov = weighted_moments(X, w) if soft else (None, None)
+        mean, cov = rows.moments() if soft else (None, None)
         sigma_c = critical_from_covariance(cov, k, mode) if soft and self.sigma == "auto" else None
 
         best = None
         for run in range(n_init):
             seed = rng.randint(np.iinfo(np.int32).max)
-            result = self._fit_once(X, w, mode, k, tol, mean, cov, sigma_c, seed, run)
+            result = self._fit_once(rows, mode, k, tol, mean, cov, sigma_c, seed, run)
             if best is None or result["inertia"] < best["inertia"]:
                 best = result
 
-        distinct = np.unique(best["labels"]).size
+        distinct = int(np.count_nonzero(best["counts"]))
         if distinct < k:
             warnings.warn(
                 f"Number of distinct clusters ({distinct}) found smaller than n_clusters ({k}). "
@@ -305,32 +299,31 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
         self.path_ = best["path"] if self.record_path and soft else None
         return self
 
-    def _fit_once(self, X, w, mode, k, tol, mean, cov, sigma_c, seed, run) -> dict:
+    def _fit_once(self, rows, mode, k, tol, mean, cov, sigma_c, seed, run) -> dict:
         rng = np.random.default_rng(seed)
         n_iter = 0
         path = None
         if mode != K.HARD and self.sigma == "auto":
-            C = np.repeat(mean[None, :], k, axis=0).astype(X.dtype)
+            C = np.repeat(mean[None, :], k, axis=0).astype(rows.dtype)
             start = sigma_c / self.cooling
         else:
-            C = initial_centers(X, k, self.init, w, rng)
+            C = rows.initial_centers(k, self.init, rng)
             start = None if mode == K.HARD else float(self.sigma)
         sigma = 0.0
         if start is not None and start <= 0:
             start = None  # no spread at all: every center stays on the mean
         if start is not None:
-            scale2 = float(np.trace(cov)) / X.shape[1]
+            scale2 = float(np.trace(cov)) / rows.d
             if self.sigma_min is not None:
                 schedule = geometric_schedule(start, float(self.sigma_min), self.cooling)
             elif self.sigma == "auto":
-                floor = start * np.finfo(X.dtype).eps
+                floor = start * np.finfo(rows.dtype).eps
                 schedule = geometric_schedule(start, floor, self.cooling)
             else:
                 schedule = np.array([start])
             path = run_anneal(
-                X,
+                rows,
                 C,
-                w,
                 schedule,
                 mode,
                 int(self.max_iter),
@@ -346,17 +339,18 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
             sigma = float(path.sigmas[-1])
             n_iter += int(path.n_iter.sum())
         if start is None or self.refine:
-            lloyd = run_lloyd(X, C, w, int(self.max_iter), tol)
+            lloyd = run_lloyd(rows, C, int(self.max_iter), tol)
             if mode != K.HARD:
-                lloyd = improve_by_swaps(X, w, lloyd, int(self.max_iter), tol)
-            C, labels, inertia = lloyd.centers, lloyd.labels, lloyd.inertia
+                lloyd = improve_by_swaps(rows, lloyd, int(self.max_iter), tol)
+            C, labels, inertia, counts = lloyd.centers, lloyd.labels, lloyd.inertia, lloyd.counts
             n_iter += lloyd.n_iter
             sigma = 0.0
         else:
-            labels, _, inertia = K.hard_assign(X, C, w)
+            labels, inertia, counts = rows.assign(C)
         return {
-            "centers": np.ascontiguousarray(C, dtype=X.dtype),
+            "centers": np.ascontiguousarray(C, dtype=rows.dtype),
             "labels": labels,
+            "counts": counts,
             "inertia": float(inertia),
             "n_iter": n_iter,
             "sigma": sigma,

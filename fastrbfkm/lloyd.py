@@ -1,9 +1,10 @@
 """Hard Lloyd iterations with deterministic relocation of empty clusters.
 
 The loop follows scikit-learn's ``KMeans(algorithm="lloyd")`` step for step
-(assign, update, compare labels, compare the center shift with the tolerance,
-and a final assignment when the labels did not converge strictly), so that
-from the same initial centers both give the same centers and labels.
+(assign and update in one pass, relocate empty clusters, compare the center
+shift with the tolerance, a final assignment), so that from the same initial
+centers both give the same centers and labels. Every pass over the data goes
+through a rows source (:mod:`fastrbfkm._rows`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _kernels as K
+from ._rows import Rows
 
 
 @dataclass
@@ -23,63 +25,56 @@ class LloydResult:
     labels: np.ndarray
     inertia: float
     n_iter: int
+    counts: np.ndarray  # rows per center
 
 
-def update_centers(X, C, w, labels, mind):
-    """New centers: the weighted means of the cells, with every empty (zero
-    mass) cell relocated to one of the points farthest from their centers.
+def update_centers(rows: Rows, C: np.ndarray, N: np.ndarray, S: np.ndarray) -> np.ndarray:
+    """New centers from the hard statistics at C: the weighted means of the
+    cells, with every empty (zero mass) cell relocated to one of the points
+    farthest from their centers.
 
     A cell that still has no mass (no point is away from its center: fewer
     distinct points than clusters) goes to the heaviest cell's center, as in
     scikit-learn, so no center is ever NaN.
     """
-    N, S = K.label_stats(X, labels, w, C.shape[0])
     empty = np.flatnonzero(N == 0)
-    if empty.size and mind.max() > 0:
-        far = np.argsort(-mind.astype(np.float64), kind="stable")[: empty.size]
-        for j, i in zip(empty, far, strict=True):
-            wi = w[i] if w.size else 1.0
-            old = labels[i]
-            S[old] -= wi * X[i]
+    far = rows.farthest(C, empty.size) if empty.size else None
+    if far is not None and far.dist.max() > 0:
+        for j, x, wi, old in zip(empty, far.rows, far.weights, far.labels, strict=False):
+            S[old] -= wi * x
             N[old] -= wi
-            S[j] = wi * X[i]
+            S[j] = wi * x
             N[j] = wi
     new = np.empty_like(S)
     alive = N > 0
     new[alive] = S[alive] / N[alive, None]
     new[~alive] = new[np.argmax(N)]
-    return new.astype(X.dtype, copy=False)
+    return new.astype(rows.dtype, copy=False)
 
 
-def run_lloyd(X, C, w, max_iter: int, tol: float) -> LloydResult:
-    """Lloyd's algorithm on validated arrays.
+def run_lloyd(rows: Rows, C: np.ndarray, max_iter: int, tol: float) -> LloydResult:
+    """Lloyd's algorithm over a rows source.
 
-    ``tol`` is absolute: iteration stops when the labels no longer change or
-    the sum of squared center shifts is ``<= tol`` (scikit-learn's rule), or
-    after ``max_iter`` iterations.
+    ``tol`` is absolute: iteration stops when the sum of squared center
+    shifts is ``<= tol`` or after ``max_iter`` iterations. scikit-learn also
+    stops when the labels no longer change; the centers are then the same
+    means of the same cells, so the shift is exactly 0 and this rule stops at
+    the same iteration without keeping the labels of every row.
     """
-    labels_old = np.full(X.shape[0], -1, dtype=np.int64)
-    strict = False
     n_iter = 0
     for n_iter in range(1, max_iter + 1):  # noqa: B007 (n_iter is the result)
-        labels, mind, _ = K.hard_assign(X, C, w)
-        new = update_centers(X, C, w, labels, mind)
+        N, S, _ = rows.stats(C, 0.0, K.HARD)
+        new = update_centers(rows, C, N, S)
         shift = float(((new.astype(np.float64) - C) ** 2).sum())
         C = new
-        if np.array_equal(labels, labels_old):
-            strict = True
-            break
         if shift <= tol:
             break
-        labels_old = labels
-    final, _, inertia = K.hard_assign(X, C, w)
-    if not strict:  # the labels must match the final centers
-        labels = final
-    return LloydResult(C, labels, float(inertia), n_iter)
+    labels, inertia, counts = rows.assign(C)
+    return LloydResult(C, labels, inertia, n_iter, counts)
 
 
 def improve_by_swaps(
-    X, w, start: LloydResult, max_iter: int, tol: float, candidates: int = 1
+    rows: Rows, start: LloydResult, max_iter: int, tol: float, candidates: int = 1
 ) -> LloydResult:
     """Move centers from where they help least to where a split helps most.
 
@@ -99,8 +94,8 @@ def improve_by_swaps(
     n_iter = start.n_iter
     for _ in range(k if k > 1 else 0):
         C = best.centers
-        costs = K.removal_costs(X, C, w)
-        N, M = K.center_scatter(X, C, w, 0.0, K.HARD, np.arange(k))
+        costs = rows.removal_costs(C)
+        N, M = rows.scatter(C, 0.0, K.HARD)
         spread = np.zeros(k)
         axes = np.zeros(C.shape)
         for j in range(k):
@@ -118,11 +113,11 @@ def improve_by_swaps(
             trial_C = C.astype(np.float64)
             trial_C[r] = C[s] + offset
             trial_C[s] = C[s] - offset
-            trial = run_lloyd(X, trial_C.astype(X.dtype), w, max_iter, tol)
+            trial = run_lloyd(rows, trial_C.astype(rows.dtype), max_iter, tol)
             n_iter += trial.n_iter
             if trial.inertia < best.inertia * (1.0 - 1e-12):
                 best, improved = trial, True
                 break
         if not improved:
             break
-    return LloydResult(best.centers, best.labels, best.inertia, n_iter)
+    return LloydResult(best.centers, best.labels, best.inertia, n_iter, best.counts)

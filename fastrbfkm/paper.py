@@ -34,6 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ._rows import InMemoryRows
 from ._threads import one_blas_thread
 from .annealing import AnnealPath, anneal, critical_temperature, weighted_moments
 from .datasets import make_blobs, make_circles, make_moons, make_spiral
@@ -203,7 +204,7 @@ def run_one(name, X, assignment, settings: Settings) -> Run:
         random_state=settings.seed,
     )
     w = np.empty(0)
-    star = run_lloyd(X, path.centers[-1], w, 10_000, 0.0)
+    star = run_lloyd(InMemoryRows(X, w), path.centers[-1], 10_000, 0.0)
     C_star, J_star = star.centers, star.inertia
     gap_C = np.linalg.norm(path.centers - C_star[None], axis=(1, 2))
     gap_F = np.abs(path.objective - J_star)

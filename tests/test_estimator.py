@@ -283,18 +283,19 @@ def test_verbose_prints_progress_over_temperatures(capsys):
 
 
 def test_swaps_fix_a_misallocated_lloyd_fixed_point():
+    from fastrbfkm._rows import InMemoryRows
     from fastrbfkm.lloyd import improve_by_swaps, run_lloyd
 
     rng = np.random.default_rng(10)
     means = np.array([[0.0, 0.0], [20.0, 0.0], [40.0, 0.0]])
     X = np.concatenate([m + rng.normal(size=(200, 2)) for m in means])
-    w = np.empty(0)
+    rows = InMemoryRows(X, np.empty(0))
     # Two centers share the first blob, one sits between the other two.
-    stuck = run_lloyd(X, np.array([[-0.5, 0.0], [0.5, 0.0], [30.0, 0.0]]), w, 100, 0.0)
-    better = improve_by_swaps(X, w, stuck, 100, 0.0)
+    stuck = run_lloyd(rows, np.array([[-0.5, 0.0], [0.5, 0.0], [30.0, 0.0]]), 100, 0.0)
+    better = improve_by_swaps(rows, stuck, 100, 0.0)
     assert better.inertia < 0.2 * stuck.inertia
     np.testing.assert_allclose(np.sort(better.centers[:, 0]), [0, 20, 40], atol=0.3)
     assert better.n_iter > stuck.n_iter
     # At the optimum nothing moves.
-    again = improve_by_swaps(X, w, better, 100, 0.0)
+    again = improve_by_swaps(rows, better, 100, 0.0)
     np.testing.assert_array_equal(again.centers, better.centers)

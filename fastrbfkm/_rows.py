@@ -1,0 +1,221 @@
+"""The passes a fit makes over its data, behind one small interface.
+
+Everything the fit loop (annealing, Lloyd, swap moves, the estimator) needs
+from X is one of a handful of *passes*: weighted moments, the soft or hard
+sufficient statistics ``(N, S, summary)``, the responsibility-weighted
+scatter, the removal costs, the rows farthest from their centers, the labels.
+Each pass is a map over row blocks followed by a reduction of small results
+(k-, k x d- or d x d-sized): ``PASSES[name]`` holds the block function
+``block(X, w, offset, *args) -> partial``, the associative ``combine(a, b)``
+of two partials (``a`` the earlier rows) and ``finish(partial) -> result``.
+
+A rows source (:class:`Rows`) decides where the blocks live and in which
+order partials are combined. :class:`InMemoryRows` holds a numpy array and
+runs each pass as one call of the numba kernels (which block and reduce in a
+fixed order themselves); sources for blocks streamed from disk, Dask chunks
+or a GPU implement the same methods, so the loop above never changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import _kernels as K
+
+# ---------------------------------------------------------------- the passes
+
+
+def _moments_block(X, w, offset, weighted):
+    """``(W, mean, W * cov)`` of a block, float64, by sub-blocks (no float64 copy)."""
+    n, d = X.shape
+    weights = w if (weighted and w.size) else np.ones(n)
+    total = float(weights.sum())
+    mean = np.zeros(d)
+    step = 65536
+    for s in range(0, n, step):
+        mean += weights[s : s + step] @ X[s : s + step].astype(np.float64)
+    mean /= total if total > 0 else 1.0
+    scatter = np.zeros((d, d))
+    for s in range(0, n, step):
+        Xc = X[s : s + step].astype(np.float64) - mean
+        scatter += Xc.T @ (weights[s : s + step, None] * Xc)
+    return total, mean, scatter
+
+
+def _moments_combine(a, b):
+    """Chan et al.'s pairwise update of (weight, mean, scatter)."""
+    wa, ma, Ma = a
+    wb, mb, Mb = b
+    total = wa + wb
+    if total == 0:
+        return a
+    delta = mb - ma
+    mean = ma + delta * (wb / total)
+    return total, mean, Ma + Mb + np.outer(delta, delta) * (wa * wb / total)
+
+
+def _moments_finish(partial):
+    total, mean, scatter = partial
+    return mean, scatter / total
+
+
+def _stats_block(X, w, offset, C, sigma, mode):
+    return K.block_stats(X, C, w, sigma, mode, True)
+
+
+def _stats_combine(a, b):
+    summary = a[2] + b[2]
+    for m in (K.OFF_WINNER_MAX, K.SUPPORT_MAX):
+        summary[m] = max(a[2][m], b[2][m])
+    return a[0] + b[0], a[1] + b[1], summary
+
+
+def _scatter_block(X, w, offset, C, sigma, mode):
+    return K.center_scatter(X, C, w, sigma, mode, np.arange(C.shape[0]))
+
+
+def _sum_combine(a, b):
+    if isinstance(a, tuple):
+        return tuple(x + y for x, y in zip(a, b, strict=True))
+    return a + b
+
+
+def _costs_block(X, w, offset, C):
+    return K.removal_costs(X, C, w)
+
+
+def _farthest_block(X, w, offset, C, m):
+    """The block's ``m`` rows farthest from their nearest center, as
+    ``(dist, index, rows, weights, labels)``; ties to the lowest index."""
+    labels, mind, _ = K.hard_assign(X, C, w)
+    order = np.argsort(-mind.astype(np.float64), kind="stable")[:m]
+    weights = w[order] if w.size else np.ones(order.size)
+    return (
+        mind[order].astype(np.float64),
+        order.astype(np.int64) + offset,
+        X[order].copy(),
+        weights,
+        labels[order],
+    )
+
+
+def _farthest_combine(a, b):
+    m = max(a[0].size, b[0].size)
+    dist = np.concatenate([a[0], b[0]])
+    index = np.concatenate([a[1], b[1]])
+    order = np.lexsort((index, -dist))[:m]
+    return tuple(np.concatenate([x, y])[order] for x, y in zip(a, b, strict=True))
+
+
+def _identity(partial):
+    return partial
+
+
+@dataclass(frozen=True)
+class Pass:
+    """One pass over the rows: a block function, a combiner, a finisher."""
+
+    block: Callable
+    combine: Callable
+    finish: Callable = _identity
+
+
+PASSES: dict[str, Pass] = {
+    "moments": Pass(_moments_block, _moments_combine, _moments_finish),
+    "stats": Pass(_stats_block, _stats_combine),
+    "scatter": Pass(_scatter_block, _sum_combine),
+    "removal_costs": Pass(_costs_block, _sum_combine),
+    "farthest": Pass(_farthest_block, _farthest_combine),
+}
+
+
+# --------------------------------------------------------------- the sources
+
+
+@dataclass(frozen=True)
+class Farthest:
+    """Rows farthest from their nearest center, farthest first."""
+
+    dist: np.ndarray
+    index: np.ndarray
+    rows: np.ndarray
+    weights: np.ndarray
+    labels: np.ndarray
+
+
+class Rows:
+    """Where the fit's data lives; every pass of the fit over X is a method.
+
+    Subclasses set ``n``, ``d``, ``dtype`` and ``weight`` (the total sample
+    weight) and implement :meth:`reduce`, :meth:`assign` and
+    :meth:`initial_centers`. Centers handed to the methods are host numpy
+    arrays in the source's dtype; results are host numpy arrays (float64
+    statistics), except the labels of :meth:`assign`, which may stay where
+    the data is (a lazy dask array, for instance).
+    """
+
+    n: int
+    d: int
+    dtype: np.dtype
+    weight: float
+
+    def reduce(self, name: str, *args):
+        """Run the pass ``PASSES[name]`` over every block and reduce it."""
+        raise NotImplementedError
+
+    def moments(self, weighted: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        """Mean ``(d,)`` and covariance ``(d, d)``, weighted or not, float64."""
+        return self.reduce("moments", weighted)
+
+    def stats(self, C: np.ndarray, sigma: float, mode: int):
+        """``(N, S, summary)`` of :func:`fastrbfkm._kernels.block_stats`."""
+        return self.reduce("stats", C, sigma, mode)
+
+    def scatter(self, C: np.ndarray, sigma: float, mode: int):
+        """``(N, A)`` of :func:`fastrbfkm._kernels.center_scatter` for every center."""
+        return self.reduce("scatter", C, sigma, mode)
+
+    def removal_costs(self, C: np.ndarray) -> np.ndarray:
+        """Per center, the rise in inertia if it were removed (``(k,)``)."""
+        return self.reduce("removal_costs", C)
+
+    def farthest(self, C: np.ndarray, m: int) -> Farthest:
+        """The ``m`` rows farthest from their nearest center (ties: lowest index)."""
+        return Farthest(*self.reduce("farthest", C, m))
+
+    def assign(self, C: np.ndarray):
+        """``(labels, inertia, counts)``: nearest centers (ties to the lowest
+        index), the weighted inertia and the number of rows per center."""
+        raise NotImplementedError
+
+    def initial_centers(self, k: int, init, rng: np.random.Generator) -> np.ndarray:
+        """``(k, d)`` initial centers: ``"k-means++"``, ``"random"`` or given."""
+        raise NotImplementedError
+
+
+class InMemoryRows(Rows):
+    """A validated, C-contiguous numpy array (a ``numpy.memmap`` too) and its
+    weights (length 0: unit weights). Each pass is one call of the kernels."""
+
+    def __init__(self, X: np.ndarray, w: np.ndarray):
+        self.X = X
+        self.w = w
+        self.n, self.d = X.shape
+        self.dtype = X.dtype
+        self.weight = float(w.sum()) if w.size else float(self.n)
+
+    def reduce(self, name: str, *args):
+        step = PASSES[name]
+        return step.finish(step.block(self.X, self.w, 0, *args))
+
+    def assign(self, C: np.ndarray):
+        labels, _, inertia = K.hard_assign(self.X, C, self.w)
+        return labels, float(inertia), np.bincount(labels, minlength=C.shape[0])
+
+    def initial_centers(self, k: int, init, rng: np.random.Generator) -> np.ndarray:
+        from .seeding import initial_centers
+
+        return initial_centers(self.X, k, init, self.w, rng)

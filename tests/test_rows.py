@@ -1,0 +1,92 @@
+"""The passes over row blocks: combining the partial results of blocks gives
+the pass over all rows (the contract every rows source relies on)."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+from fastrbfkm import _kernels as K
+from fastrbfkm._rows import PASSES, InMemoryRows
+
+from .helpers import make_problem, tolerance
+
+
+def split_pass(name, X, w, bounds, *args):
+    """Run a pass block by block over ``bounds`` and combine in row order."""
+    step = PASSES[name]
+    partial = None
+    for a, b in itertools.pairwise(bounds):
+        part = step.block(X[a:b], w[a:b] if w.size else w, a, *args)
+        partial = part if partial is None else step.combine(partial, part)
+    return step.finish(partial)
+
+
+BOUNDS = [0, 1, 70, 71, 200, 333]
+
+
+@pytest.mark.parametrize("weighted", [True, False])
+@pytest.mark.parametrize("unit", [True, False])
+def test_moments_combine(dtype, weighted, unit):
+    X, _, w = make_problem(333, 4, 3, dtype, offset=50.0)
+    w = np.empty(0) if unit else w
+    mean, cov = split_pass("moments", X, w, BOUNDS, weighted)
+    ref = X.astype(np.float64)
+    weights = w if (weighted and w.size) else None
+    np.testing.assert_allclose(mean, np.average(ref, axis=0, weights=weights), rtol=1e-10)
+    np.testing.assert_allclose(
+        cov, np.cov(ref.T, aweights=weights, bias=True), rtol=1e-8, atol=1e-10
+    )
+
+
+def test_moments_blocks_without_weight():
+    X, _, w = make_problem(333, 3, 2)
+    w[:71] = 0.0  # the first blocks carry no weight at all
+    mean, cov = split_pass("moments", X, w, BOUNDS, True)
+    whole_mean, whole_cov = InMemoryRows(X, w).moments()
+    np.testing.assert_allclose(mean, whole_mean, rtol=1e-12)
+    np.testing.assert_allclose(cov, whole_cov, rtol=1e-10)
+
+
+@pytest.mark.parametrize("mode", [K.HARD, K.SOFTMAX, K.ENTMAX15])
+def test_stats_scatter_costs_combine(dtype, mode):
+    X, C, w = make_problem(333, 5, 6, dtype)
+    sigma = 0.0 if mode == K.HARD else 0.7
+    rows = InMemoryRows(X, w)
+    for name, args in [
+        ("stats", (C, sigma, mode)),
+        ("scatter", (C, sigma, mode)),
+        ("removal_costs", (C,)),
+    ]:
+        split = split_pass(name, X, w, BOUNDS, *args)
+        whole = rows.reduce(name, *args)
+        split = split if isinstance(split, tuple) else (split,)
+        whole = whole if isinstance(whole, tuple) else (whole,)
+        for a, b in zip(split, whole, strict=True):
+            np.testing.assert_allclose(a, b, rtol=tolerance(np.float64), atol=1e-9)
+    summary = split_pass("stats", X, w, BOUNDS, C, sigma, mode)[2]
+    whole = rows.stats(C, sigma, mode)[2]
+    assert summary[K.SUPPORT_MAX] == whole[K.SUPPORT_MAX]
+    assert summary[K.OFF_WINNER_MAX] == whole[K.OFF_WINNER_MAX]
+
+
+def test_farthest_combine_orders_by_distance_then_index():
+    X = np.array([[0.0], [3.0], [-3.0], [1.0], [3.0], [-1.0]])
+    C = np.array([[0.0]])
+    w = np.arange(1.0, 7.0)
+    dist, index, rows, weights, labels = split_pass("farthest", X, w, [0, 2, 3, 6], C, 3)
+    np.testing.assert_array_equal(index, [1, 2, 4])  # three at distance 9, lowest index first
+    np.testing.assert_array_equal(dist, [9.0, 9.0, 9.0])
+    np.testing.assert_array_equal(rows[:, 0], [3.0, -3.0, 3.0])
+    np.testing.assert_array_equal(weights, [2.0, 3.0, 5.0])
+    np.testing.assert_array_equal(labels, [0, 0, 0])
+    far = InMemoryRows(X, w).farthest(C, 3)
+    np.testing.assert_array_equal(far.index, index)
+
+
+def test_in_memory_assign_counts_rows():
+    X, C, w = make_problem(100, 2, 4)
+    labels, inertia, counts = InMemoryRows(X, w).assign(C)
+    np.testing.assert_array_equal(counts, np.bincount(labels, minlength=4))
+    D = ((X[:, None, :] - C[None]) ** 2).sum(-1)
+    np.testing.assert_allclose(inertia, (w * D.min(1)).sum(), rtol=1e-10)
