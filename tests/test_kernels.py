@@ -19,6 +19,7 @@ SHAPES = [
     (130, 2, 1),
     (300, 17, 40),  # k above the insertion-sort cutoff of entmax15
     (2 * MIN_CHUNK_ROWS + 77, 4, 9),  # several chunks, the last one short
+    (MIN_CHUNK_ROWS + 5, 12, 11),  # d * k above DIRECT_MAX: BLAS blocks, two chunks
 ]
 
 
@@ -108,6 +109,39 @@ def test_objective_and_statistics(shape, assignment, weighted, dtype):
     assert G.dtype == dtype and G.shape == C.shape
     G_ref = naive.gradient(X, C, sigma, assignment, w)
     np.testing.assert_allclose(G, G_ref, rtol=0, atol=10 * rtol * total * np.abs(X).max())
+
+
+@pytest.mark.parametrize("shape", [(700, 3, 6), (700, 12, 11)])  # direct and BLAS distances
+@pytest.mark.parametrize("assignment", ["softmax", "entmax15"])
+def test_statistics_when_most_rows_are_one_hot(shape, assignment, dtype):
+    # At these temperatures most rows are exactly one-hot (the fused pass
+    # takes its shortcut) and some are not: both kinds must be right.
+    X, C, w = make_problem(*shape, dtype=dtype, seed=21)
+    two = np.sort(fk.squared_distances(X, C).astype(np.float64), axis=1)[:, :2]
+    gap = two[:, 1] - two[:, 0]
+    reach = 746.0 if assignment == "softmax" else 2.0  # gap / sigma beyond which r is one-hot
+    sigma = float(np.quantile(gap, 0.3)) / reach
+    # Beyond the cut every other entry is out of reach (entmax15: no candidate;
+    # softmax: exp underflows, which it already does a little before 746).
+    ratio = gap / sigma
+    one_hot = ratio >= reach if assignment == "softmax" else gap * (0.5 / sigma) > 1.0
+    band = (ratio > 745.0) & ~one_hot if assignment == "softmax" else np.zeros_like(one_hot)
+    assert 0.6 < one_hot.mean() < 0.8
+    N, S, F = fk.sufficient_statistics(X, C, sigma, assignment, sample_weight=w)
+    N_ref, S_ref = naive.stats(X, C, sigma, assignment, w)
+    rtol = tolerance(dtype)
+    total = N_ref.sum()
+    np.testing.assert_allclose(N, N_ref, rtol=0, atol=rtol * total)
+    np.testing.assert_allclose(S, S_ref, rtol=0, atol=rtol * total * np.abs(X).max())
+    ref = naive.objective(X, C, sigma, assignment, w)
+    np.testing.assert_allclose(F, ref, rtol=rtol, atol=rtol)
+    _, _, summary = K.block_stats(X, C, w, sigma, naive_mode(assignment), True)
+    assert w[~one_hot & ~band].sum() * (1 - 1e-12) <= summary[K.SOFT]
+    assert summary[K.SOFT] <= w[~one_hot].sum() * (1 + 1e-12)
+
+
+def naive_mode(assignment):
+    return {"hard": K.HARD, "softmax": K.SOFTMAX, "entmax15": K.ENTMAX15}[assignment]
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)

@@ -9,9 +9,16 @@ import numpy as np
 from numba import njit, prange
 
 from .chunks import BLOCK_ROWS, chunk_bounds, n_chunks
-from .distances import distance_buffers, prepare_centers, sqdist_rows
-from .entmax import entmax15_row
-from .softmax import softmax_row
+from .distances import (
+    DIRECT_MAX,
+    distance_buffers,
+    nearest_buffers,
+    nearest_rows,
+    prepare_centers,
+    sqdist_rows,
+)
+from .entmax import entmax15_row, half_gap
+from .softmax import EXP_UNDERFLOW, softmax_row
 
 HARD = 0
 SOFTMAX = 1
@@ -49,6 +56,36 @@ def assign_row(mode, e, sigma, r, work):
 
 
 @njit(cache=True)
+def row_best_two(e):
+    """``(min, argmin, second smallest)`` of a row (ties to the lowest index;
+    the second is ``inf`` when k = 1)."""
+    best = np.float64(e[0])
+    second = np.inf
+    arg = 0
+    for j in range(1, e.shape[0]):
+        v = np.float64(e[j])
+        if v < best:
+            second = best
+            best = v
+            arg = j
+        elif v < second:
+            second = v
+    return best, arg, second
+
+
+@njit(cache=True)
+def isolated(mode, emin, second, sigma):
+    """Whether a row whose two smallest energies are ``emin <= second`` has an
+    exactly one-hot soft assignment at ``sigma``: every other entry is out of
+    reach (entmax15: not a candidate, its half gap exceeds 1; softmax: its
+    exponential underflows to 0), as the row functions decide it. Its free
+    energy is then exactly ``emin``."""
+    if mode == SOFTMAX:
+        return (second - emin) / sigma >= EXP_UNDERFLOW
+    return half_gap(second, emin, sigma) > 1.0
+
+
+@njit(cache=True)
 def assign_block_row(mode, D, i, sigma, r, work, row):
     """:func:`assign_row` on row ``i`` of a distance block, handed over as the
     float64 vector ``row`` (float32 rows made softmax 10x slower, and one row
@@ -65,8 +102,9 @@ def hard_assign(X, C, w):
 
     ``w`` of length 0 means unit weights.
     """
-    n = X.shape[0]
+    n, d = X.shape
     k = C.shape[0]
+    direct = d * k <= DIRECT_MAX
     mu, Ct, cnorm = prepare_centers(C)
     labels = np.empty(n, dtype=np.int64)
     mind = np.empty(n, dtype=X.dtype)
@@ -75,12 +113,19 @@ def hard_assign(X, C, w):
     for c in prange(chunks):
         start, stop = chunk_bounds(n, chunks, c)
         xbuf, D = distance_buffers(X, k)
+        xt, dist, best, second, nearest = nearest_buffers(X)
         acc = 0.0
         for b in range(start, stop, BLOCK_ROWS):
             e = min(stop, b + BLOCK_ROWS)
-            sqdist_rows(X, b, e, mu, Ct, cnorm, xbuf, D)
+            if direct:
+                nearest_rows(X, b, e, mu, Ct, xt, dist, best, second, nearest)
+            else:
+                sqdist_rows(X, b, e, mu, Ct, cnorm, xbuf, D)
             for i in range(b, e):
-                dmin, arg = row_argmin(D[i - b])
+                if direct:
+                    dmin, arg = np.float64(best[i - b]), nearest[i - b]
+                else:
+                    dmin, arg = row_argmin(D[i - b])
                 labels[i] = arg
                 mind[i] = dmin
                 acc += dmin * (w[i] if w.shape[0] else 1.0)

@@ -3,13 +3,19 @@
 The distances use the expansion ``||x||^2 - 2 x.c + ||c||^2`` on data shifted
 by the centers' mean (translation leaves distances unchanged and the shift
 removes most of the cancellation for data far from the origin), clamped at
-zero so that they are never negative.
+zero so that they are never negative; the cross terms are one BLAS product
+per block of rows. For tiny ``d * k`` they are summed squared differences
+instead (exact, and cheaper than a BLAS call per block).
 """
 
 import numpy as np
 from numba import njit, prange
 
 from .chunks import BLOCK_ROWS, chunk_bounds, n_chunks
+
+#: Up to this many products d * k, distances are summed differences instead
+#: of a BLAS product per block.
+DIRECT_MAX = 128
 
 
 @njit(cache=True)
@@ -45,6 +51,21 @@ def distance_buffers(X, k):
 
 
 @njit(cache=True)
+def direct_row(X, i, mu, Ct, out):
+    """Squared distances of row i as summed squared differences (vectorized
+    over the centers) into ``out`` (length k, X's dtype)."""
+    d = X.shape[1]
+    k = Ct.shape[1]
+    for j in range(k):
+        out[j] = 0.0
+    for t in range(d):
+        v = X[i, t] - mu[t]
+        for j in range(k):
+            diff = v - Ct[t, j]
+            out[j] += diff * diff
+
+
+@njit(cache=True)
 def sqdist_rows(X, start, stop, mu, Ct, cnorm, xbuf, out):
     """Squared distances of rows ``start:stop`` (at most ``BLOCK_ROWS``) of X
     into ``out[:stop-start]``.
@@ -52,11 +73,17 @@ def sqdist_rows(X, start, stop, mu, Ct, cnorm, xbuf, out):
     ``xbuf`` is a ``(BLOCK_ROWS, d)`` work array and ``out`` is
     ``(BLOCK_ROWS, k)``, both in X's dtype. The cross terms are one BLAS
     matrix product per block (run it with BLAS on one thread: the chunks are
-    already parallel); rows past ``stop`` are zero-filled and ignored.
+    already parallel); rows past ``stop`` are zero-filled and ignored. When
+    ``d * k <= DIRECT_MAX`` the distances are summed squared differences.
     """
     d = X.shape[1]
     k = Ct.shape[1]
     m = stop - start
+    if d * k <= DIRECT_MAX:
+        # For tiny d * k a BLAS call per block costs more than the arithmetic.
+        for r in range(m):
+            direct_row(X, start + r, mu, Ct, out[r])
+        return
     block = xbuf.shape[0]
     norms = np.zeros(block)
     for r in range(block):
@@ -75,6 +102,57 @@ def sqdist_rows(X, start, stop, mu, Ct, cnorm, xbuf, out):
         for j in range(k):
             s = norms[r] + cnorm[j] - 2.0 * out[r, j]
             out[r, j] = s if s > 0.0 else 0.0
+
+
+@njit(cache=True)
+def nearest_buffers(X):
+    """Per-chunk work arrays of :func:`nearest_rows`: ``(xt, dist, best, second, arg)``."""
+    block = np.empty(BLOCK_ROWS, dtype=X.dtype)
+    return (
+        np.empty((X.shape[1], BLOCK_ROWS), dtype=X.dtype),
+        block,
+        np.empty_like(block),
+        np.empty_like(block),
+        np.empty(BLOCK_ROWS, dtype=np.int64),
+    )
+
+
+@njit(cache=True)
+def nearest_rows(X, start, stop, mu, Ct, xt, dist, best, second, arg):
+    """For rows ``start:stop`` (at most ``BLOCK_ROWS``), when
+    ``d * k <= DIRECT_MAX``: the nearest center into ``arg`` (ties to the
+    lowest index), its squared distance into ``best`` and the second-smallest
+    squared distance into ``second`` (``inf`` when k = 1).
+
+    The same summed squared differences as :func:`direct_row`, but with the
+    block transposed into ``xt`` so that every step runs across the rows in
+    SIMD lanes and the running minima are selects, not branches. Entries past
+    ``stop - start`` are garbage.
+    """
+    d = X.shape[1]
+    k = Ct.shape[1]
+    m = stop - start
+    for t in range(d):
+        for r in range(m):
+            xt[t, r] = X[start + r, t] - mu[t]
+    block = xt.shape[1]
+    for r in range(block):
+        best[r] = np.inf
+        second[r] = np.inf
+        arg[r] = 0
+    for j in range(k):
+        for r in range(block):
+            dist[r] = 0.0
+        for t in range(d):
+            c = Ct[t, j]
+            for r in range(block):
+                diff = xt[t, r] - c
+                dist[r] += diff * diff
+        for r in range(block):
+            closer = dist[r] < best[r]
+            second[r] = min(second[r], max(best[r], dist[r]))
+            best[r] = dist[r] if closer else best[r]
+            arg[r] = j if closer else arg[r]
 
 
 @njit(cache=True, parallel=True)

@@ -104,12 +104,12 @@ def _newton_threshold(g, m):
 
 
 @njit(cache=True)
-def half_gap(e, emin, sigma, j):
-    """``g_j = (e_j - emin) / (2 sigma) >= 0``, i.e. minus the shifted half-logit.
+def half_gap(value, emin, sigma):
+    """``g = (value - emin) / (2 sigma) >= 0``, i.e. minus the shifted half-logit.
 
     Exact ties give 0 even when ``1 / (2 sigma)`` overflows (subnormal sigma).
     """
-    a = e[j] - emin
+    a = value - emin
     return a * (0.5 / sigma) if a > 0.0 else 0.0
 
 
@@ -124,7 +124,7 @@ def entmax15_row(e, emin, sigma, r, work):
     # Candidates, as g = -v in [0, 1]; ascending g is descending v.
     m = 0
     for j in range(k):
-        g = half_gap(e, emin, sigma, j)
+        g = half_gap(e[j], emin, sigma)
         if g <= 1.0:
             work[m] = g
             m += 1
@@ -136,7 +136,7 @@ def entmax15_row(e, emin, sigma, r, work):
     energy = 0.0
     power = 0.0  # sum r^{3/2}
     for j in range(k):
-        q = -half_gap(e, emin, sigma, j) - tau
+        q = -half_gap(e[j], emin, sigma) - tau
         if q > 0.0:
             rj = q * q
             r[j] = rj

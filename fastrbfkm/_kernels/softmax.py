@@ -13,7 +13,7 @@ import numpy as np
 from numba import njit, prange
 
 #: exp(-x) is exactly 0.0 in float64 beyond this; skip the call.
-_EXP_UNDERFLOW = 746.0
+EXP_UNDERFLOW = 746.0
 
 
 @njit(cache=True)
@@ -23,7 +23,7 @@ def softmax_row(e, emin, sigma, r):
     total = 0.0
     for j in range(e.shape[0]):
         a = (e[j] - emin) / sigma
-        t = math.exp(-a) if a < _EXP_UNDERFLOW else 0.0
+        t = math.exp(-a) if a < EXP_UNDERFLOW else 0.0
         r[j] = t
         total += t
     inv = 1.0 / total

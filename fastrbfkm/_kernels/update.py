@@ -10,9 +10,17 @@ chunk order. No ``(n, k)`` array is ever held.
 import numpy as np
 from numba import njit, prange
 
-from .assignment import HARD, assign_block_row, row_argmin
+from .assignment import HARD, assign_block_row, isolated, row_best_two
 from .chunks import BLOCK_ROWS, chunk_bounds, n_chunks
-from .distances import distance_buffers, prepare_centers, sqdist_rows
+from .distances import (
+    DIRECT_MAX,
+    direct_row,
+    distance_buffers,
+    nearest_buffers,
+    nearest_rows,
+    prepare_centers,
+    sqdist_rows,
+)
 
 #: Entries of the scalar summary returned by :func:`block_stats`.
 OBJECTIVE = 0  # sum_i w_i [sum_k r_ik D_ik - sigma H(r_i)]
@@ -36,6 +44,7 @@ def block_stats(X, C, w, sigma, mode, with_stats):
     n, d = X.shape
     k = C.shape[0]
     hard = mode == HARD or sigma == 0.0
+    direct = d * k <= DIRECT_MAX
     mu, Ct, cnorm = prepare_centers(C)
     chunks = n_chunks(n, k * (d + 1))
     N_part = np.zeros((chunks, k))
@@ -44,33 +53,49 @@ def block_stats(X, C, w, sigma, mode, with_stats):
     for c in prange(chunks):
         start, stop = chunk_bounds(n, chunks, c)
         xbuf, D = distance_buffers(X, k)
+        xt, dist, best, second, nearest = nearest_buffers(X)
         r = np.empty(k)
         work = np.empty(k)
         row = np.empty(k)
         N = N_part[c]
         S = S_part[c]
-        acc = sum_part[c]
+        objective = 0.0
+        inertia = 0.0
+        support_sum = 0.0
+        soft = 0.0
+        off_max = 0.0
+        support_max = 0.0
         for b in range(start, stop, BLOCK_ROWS):
             e = min(stop, b + BLOCK_ROWS)
-            sqdist_rows(X, b, e, mu, Ct, cnorm, xbuf, D)
+            if direct:
+                nearest_rows(X, b, e, mu, Ct, xt, dist, best, second, nearest)
+            else:
+                sqdist_rows(X, b, e, mu, Ct, cnorm, xbuf, D)
             for i in range(b, e):
                 wi = w[i] if w.shape[0] else 1.0
-                if hard:
-                    # One-hot rows: accumulate at the winner only.
-                    emin, arg = row_argmin(D[i - b])
-                    acc[OBJECTIVE] += wi * emin
-                    acc[INERTIA] += wi * emin
-                    acc[SUPPORT] += wi
-                    acc[SUPPORT_MAX] = 1.0
+                if direct:
+                    emin = np.float64(best[i - b])
+                    arg = nearest[i - b]
+                    runner = np.float64(second[i - b])
+                else:
+                    emin, arg, runner = row_best_two(D[i - b])
+                if hard or isolated(mode, emin, runner, sigma):
+                    # One-hot rows (every row when hard; at low temperature
+                    # most): free energy emin, accumulate at the winner only.
+                    objective += wi * emin
+                    inertia += wi * emin
+                    support_sum += wi
+                    support_max = max(support_max, 1.0)
                     if with_stats:
                         N[arg] += wi
-                        Sj = S[arg]
                         for t in range(d):
-                            Sj[t] += wi * X[i, t]
+                            S[arg, t] += wi * X[i, t]
                     continue
+                if direct:  # the row's distances were not formed yet
+                    direct_row(X, i, mu, Ct, D[i - b])
                 f, emin, arg = assign_block_row(mode, D, i - b, sigma, r, work, row)
-                acc[OBJECTIVE] += wi * f
-                acc[INERTIA] += wi * emin
+                objective += wi * f
+                inertia += wi * emin
                 support = 0
                 off = 0.0
                 for j in range(k):
@@ -83,14 +108,20 @@ def block_stats(X, C, w, sigma, mode, with_stats):
                     if with_stats:
                         coef = wi * rj
                         N[j] += coef
-                        Sj = S[j]
                         for t in range(d):
-                            Sj[t] += coef * X[i, t]
-                acc[SUPPORT] += wi * support
+                            S[j, t] += coef * X[i, t]
+                support_sum += wi * support
                 if support > 1:
-                    acc[SOFT] += wi
-                acc[OFF_WINNER_MAX] = max(acc[OFF_WINNER_MAX], off)
-                acc[SUPPORT_MAX] = max(acc[SUPPORT_MAX], support)
+                    soft += wi
+                off_max = max(off_max, off)
+                support_max = max(support_max, support)
+        acc = sum_part[c]
+        acc[OBJECTIVE] = objective
+        acc[INERTIA] = inertia
+        acc[SUPPORT] = support_sum
+        acc[SOFT] = soft
+        acc[OFF_WINNER_MAX] = off_max
+        acc[SUPPORT_MAX] = support_max
     N_tot = np.zeros(k)
     S_tot = np.zeros((k, d))
     summary = np.zeros(N_SUMMARY)
