@@ -317,3 +317,24 @@ def test_reconstruct(shape, assignment, dtype):
     assert Xhat.dtype == dtype and Xhat.shape == X.shape
     ref = naive.responsibilities(X, C, 0.6, assignment) @ C.astype(np.float64)
     np.testing.assert_allclose(Xhat, ref, rtol=0, atol=10 * tolerance(dtype) * np.abs(C).max())
+
+
+def test_vectorized_exponential_is_within_two_ulp():
+    from fastrbfkm._kernels.softmax import EXP_UNDERFLOW, shifted_exp
+
+    rng = np.random.default_rng(22)
+    a = np.concatenate(
+        [np.linspace(0.0, 750.0, 100_003), rng.uniform(0, 1e-6, 1000), [708.4, 745.1, 745.2]]
+    )
+    e = 3.0 + 0.5 * a  # energies around emin = 3 at sigma = 0.5
+    out = np.empty_like(a)
+    shifted_exp(e, 3.0, 0.5, out, np.empty_like(a))
+    ref = np.exp(-((e - 3.0) / 0.5))
+    normal = ref >= np.finfo(np.float64).tiny
+    ulp = np.spacing(ref[normal])
+    assert np.abs(out[normal] - ref[normal]).max() <= 2 * ulp.max()
+    assert (np.abs(out[normal] - ref[normal]) <= 2 * ulp).all()
+    # subnormal results to the same absolute precision, and exact zeros beyond the cut
+    np.testing.assert_allclose(out[~normal], ref[~normal], rtol=0, atol=1e-320)
+    assert (out[(e - 3.0) / 0.5 >= EXP_UNDERFLOW] == 0).all()
+    assert out[0] == 1.0

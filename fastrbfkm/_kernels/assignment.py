@@ -51,7 +51,7 @@ def assign_row(mode, e, sigma, r, work):
         r[arg] = 1.0
         return emin, emin, arg
     if mode == SOFTMAX:
-        return softmax_row(e, emin, sigma, r), emin, arg
+        return softmax_row(e, emin, sigma, r, work), emin, arg
     return entmax15_row(e, emin, sigma, r, work), emin, arg
 
 
