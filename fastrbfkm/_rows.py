@@ -212,7 +212,7 @@ class InMemoryRows(Rows):
         return step.finish(step.block(self.X, self.w, 0, *args))
 
     def assign(self, C: np.ndarray):
-        labels, _, inertia = K.hard_assign(self.X, C, self.w)
+        labels, _, inertia = K.hard_assign(self.X, C, self.w, False)
         return labels, float(inertia), np.bincount(labels, minlength=C.shape[0])
 
     def initial_centers(self, k: int, init, rng: np.random.Generator) -> np.ndarray:

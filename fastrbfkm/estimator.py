@@ -410,7 +410,7 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
         """
         check_is_fitted(self)
         X = self._validate_X(X, reset=False)
-        labels, _, _ = K.hard_assign(X, self._centers_like(X), np.empty(0))
+        labels, _, _ = K.hard_assign(X, self._centers_like(X), np.empty(0), False)
         return labels
 
     @one_blas_thread
@@ -472,7 +472,7 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
         check_is_fitted(self)
         X = self._validate_X(X, reset=False)
         w = check_sample_weight(sample_weight, X.shape[0])
-        _, _, inertia = K.hard_assign(X, self._centers_like(X), w)
+        _, _, inertia = K.hard_assign(X, self._centers_like(X), w, False)
         return -float(inertia)
 
     def _centers_like(self, X: np.ndarray) -> np.ndarray:

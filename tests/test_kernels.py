@@ -156,12 +156,14 @@ def test_hard_assign_kernel(shape, dtype):
     X, C, w = make_problem(*shape, dtype=dtype, seed=4)
     labels, mind, inertia = K.hard_assign(X, C, w)
     D = fk.squared_distances(X, C)
-    assert labels.dtype == np.int64 and mind.dtype == dtype
+    assert labels.dtype == np.int32 and mind.dtype == dtype
     np.testing.assert_array_equal(labels, D.argmin(axis=1))
     np.testing.assert_array_equal(mind, D.min(axis=1))
     np.testing.assert_allclose(inertia, naive.inertia(X, C, w), rtol=tolerance(dtype))
-    _, _, unweighted = K.hard_assign(X, C, np.empty(0))
+    light, none, unweighted = K.hard_assign(X, C, np.empty(0), False)
     np.testing.assert_allclose(unweighted, naive.inertia(X, C), rtol=tolerance(dtype))
+    np.testing.assert_array_equal(light, labels)
+    assert none.size == 0
 
 
 def test_hard_ties_go_to_the_lowest_index():

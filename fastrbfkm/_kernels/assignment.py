@@ -96,9 +96,11 @@ def assign_block_row(mode, D, i, sigma, r, work, row):
 
 
 @njit(cache=True, parallel=True)
-def hard_assign(X, C, w):
-    """Labels (ties to the lowest index), each row's minimum squared distance
-    (X's dtype) and the weighted inertia ``sum_i w_i min_k D_ik`` (float64).
+def hard_assign(X, C, w, with_mind=True):
+    """Labels (int32, as scikit-learn's; ties to the lowest index), each row's
+    minimum squared distance (X's dtype; an empty array when ``with_mind`` is
+    False, which saves its memory) and the weighted inertia
+    ``sum_i w_i min_k D_ik`` (float64).
 
     ``w`` of length 0 means unit weights.
     """
@@ -106,8 +108,8 @@ def hard_assign(X, C, w):
     k = C.shape[0]
     direct = d * k <= DIRECT_MAX
     mu, Ct, cnorm = prepare_centers(C)
-    labels = np.empty(n, dtype=np.int64)
-    mind = np.empty(n, dtype=X.dtype)
+    labels = np.empty(n, dtype=np.int32)
+    mind = np.empty(n if with_mind else 0, dtype=X.dtype)
     chunks = n_chunks(n, 1)
     partial = np.zeros(chunks)
     for c in prange(chunks):
@@ -127,7 +129,8 @@ def hard_assign(X, C, w):
                 else:
                     dmin, arg = row_argmin(D[i - b])
                 labels[i] = arg
-                mind[i] = dmin
+                if with_mind:
+                    mind[i] = dmin
                 acc += dmin * (w[i] if w.shape[0] else 1.0)
         partial[c] = acc
     inertia = 0.0
