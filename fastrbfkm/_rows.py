@@ -116,11 +116,16 @@ def _identity(partial):
 
 @dataclass(frozen=True)
 class Pass:
-    """One pass over the rows: a block function, a combiner, a finisher."""
+    """One pass over the rows: a block function, a combiner, a finisher.
+
+    ``rows_per_block`` bounds the block size for passes whose block function
+    holds per-row arrays (in-memory sources split longer arrays).
+    """
 
     block: Callable
     combine: Callable
     finish: Callable = _identity
+    rows_per_block: int | None = None
 
 
 PASSES: dict[str, Pass] = {
@@ -128,7 +133,7 @@ PASSES: dict[str, Pass] = {
     "stats": Pass(_stats_block, _stats_combine),
     "scatter": Pass(_scatter_block, _sum_combine),
     "removal_costs": Pass(_costs_block, _sum_combine),
-    "farthest": Pass(_farthest_block, _farthest_combine),
+    "farthest": Pass(_farthest_block, _farthest_combine, rows_per_block=1 << 16),
 }
 
 
@@ -209,7 +214,14 @@ class InMemoryRows(Rows):
 
     def reduce(self, name: str, *args):
         step = PASSES[name]
-        return step.finish(step.block(self.X, self.w, 0, *args))
+        size = step.rows_per_block or self.n
+        partial = None
+        for start in range(0, self.n, size):
+            X = self.X[start : start + size]
+            w = self.w[start : start + size] if self.w.size else self.w
+            part = step.block(X, w, start, *args)
+            partial = part if partial is None else step.combine(partial, part)
+        return step.finish(partial)
 
     def assign(self, C: np.ndarray):
         labels, _, inertia = K.hard_assign(self.X, C, self.w, False)
