@@ -24,6 +24,9 @@ from types import ModuleType
 
 import numpy as np
 
+from ._rows import InMemoryRows, Rows
+from ._validation import check_data, check_sample_weight
+
 BACKENDS = ("auto", "cpu", "cuda")
 
 #: Multiply-adds of one pass (n * d * k) from which "auto" sends host data
@@ -116,3 +119,21 @@ def device_api(backend, X, C=None, logits: bool = False) -> ModuleType | None:
         if len(shape_x) == 2 and len(shape_c) == 2:
             work = shape_x[0] * shape_x[1] * shape_c[0]
     return cuda_api() if choose(backend, X, work) == "cuda" else None
+
+
+def rows_for(X, C, sample_weight, backend) -> tuple[Rows, np.ndarray]:
+    """``(rows, C)``: the validated data as a rows source on the chosen
+    backend (:class:`~fastrbfkm._rows.InMemoryRows` or the GPU's
+    ``DeviceRows``), and the validated centers C in its dtype (on the host)."""
+    shape_x, shape_c = shape_of(X), shape_of(C)
+    work = None
+    if len(shape_x) == 2 and len(shape_c) == 2:
+        work = shape_x[0] * shape_x[1] * shape_c[0]
+    if choose(backend, X, work) == "cuda":
+        from .cuda.arrays import host_centers
+        from .cuda.rows import DeviceRows
+
+        rows = DeviceRows.from_input(X, sample_weight)
+        return rows, host_centers(C, rows.X)
+    X, C = check_data(X, C)
+    return InMemoryRows(X, check_sample_weight(sample_weight, X.shape[0])), C

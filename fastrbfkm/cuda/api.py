@@ -17,9 +17,19 @@ import numpy as np
 from numba import cuda
 
 from . import arrays, passes, require
+from .config import TILE, cdiv
+from .distances import square_root
 from .passes import Workspace
 
-__all__ = ["assign_logits", "require", "responsibilities", "squared_distances", "statistics"]
+__all__ = [
+    "assign_logits",
+    "distances",
+    "nearest",
+    "require",
+    "responsibilities",
+    "squared_distances",
+    "statistics",
+]
 
 
 def squared_distances(X, C):
@@ -27,6 +37,26 @@ def squared_distances(X, C):
     Xd, on_host = arrays.device_data(X)
     out = passes.squared_distances(Xd, arrays.host_centers(C, Xd), Workspace())
     return arrays.to_caller(out, on_host)
+
+
+def distances(X, C):
+    """``(n, k)`` Euclidean distances, in X's dtype, where X came from."""
+    Xd, on_host = arrays.device_data(X)
+    out = passes.squared_distances(Xd, arrays.host_centers(C, Xd), Workspace())
+    square_root[cdiv(out.shape[0], TILE), TILE](out)
+    return arrays.to_caller(out, on_host)
+
+
+def nearest(X, C, sample_weight=None) -> tuple[object, float]:
+    """``(labels, inertia)``: the nearest center of every row (ties to the
+    lowest index; int64 numpy for host X, an int32 device array for CUDA X)
+    and the weighted inertia."""
+    Xd, on_host = arrays.device_data(X)
+    Cn = arrays.host_centers(C, Xd)
+    w = arrays.device_weights(sample_weight, Xd.shape[0])
+    labels, _, inertia = passes.hard_assign(Xd, Cn, w, Workspace())
+    labels = labels.copy_to_host().astype(np.int64) if on_host else labels
+    return labels, inertia
 
 
 def responsibilities(X, C, sigma: float, mode: int):

@@ -35,7 +35,7 @@ def as_device(obj):
     return cuda.as_cuda_array(obj)
 
 
-def _ranges(A) -> tuple[float, float, float, float]:
+def value_ranges(A) -> tuple[float, float, float, float]:
     """``(min, max, non-finite count, sum)`` of a device array, in float64."""
     n = A.shape[0]
     parts = cuda.device_array((cdiv(n, SPAN), 4), dtype=np.float64)
@@ -69,7 +69,7 @@ def check_device_array(obj, name: str, *, ndim: int = 2, coordinates: bool = Fal
         raise ValueError(f"{name} must have at least one row; got shape {tuple(A.shape)}.")
     if ndim == 2 and A.shape[1] == 0:
         raise ValueError(f"{name} must have at least one column; got shape {tuple(A.shape)}.")
-    lo, hi, bad, _ = _ranges(A)
+    lo, hi, bad, _ = value_ranges(A)
     if bad:
         raise ValueError(f"{name} contains NaN or infinity.")
     if coordinates:
@@ -126,7 +126,7 @@ def device_weights(sample_weight, n: int):
     w = check_device_array(sample_weight, "sample_weight", ndim=1)
     if w.shape[0] != n:
         raise ValueError(f"sample_weight must have one entry per row of X ({n}); got {w.shape[0]}.")
-    lo, _, _, total = _ranges(w)
+    lo, _, _, total = value_ranges(w)
     if lo < 0:
         raise ValueError("sample_weight must be non-negative.")
     if not total > 0:

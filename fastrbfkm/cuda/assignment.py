@@ -29,7 +29,7 @@ from numba import cuda
 
 from .._kernels.assignment import ENTMAX15, HARD, SOFTMAX
 from .._kernels.entmax import _INSERTION_SORT_MAX, _NEWTON_STEPS
-from .._kernels.softmax import _EXP_UNDERFLOW
+from .._kernels.softmax import EXP_UNDERFLOW
 from .._kernels.update import (
     INERTIA,
     N_SUMMARY,
@@ -72,7 +72,7 @@ def half_gap(e, emin, sigma):
 def softmax_term(e, emin, sigma):
     """``exp(-(e - emin) / sigma)``, skipping the call where it is exactly 0."""
     a = (e - emin) / sigma
-    return math.exp(-a) if a < _EXP_UNDERFLOW else 0.0
+    return math.exp(-a) if a < EXP_UNDERFLOW else 0.0
 
 
 @cuda.jit(device=True)

@@ -6,7 +6,9 @@ the small C), ``||x - mu||^2`` is accumulated in float64 feature by feature,
 the cross terms ``(x - mu).(c - mu)`` are a tiled matrix product in X's dtype,
 and ``D = ||x||^2 + ||c||^2 - 2 x.c`` is formed in float64, clamped at 0 and
 stored in X's dtype. Only the summation order of the cross terms differs
-from BLAS.
+from BLAS. For ``d * k <= DIRECT_MAX`` the CPU sums squared differences
+``((x - mu) - (c - mu))^2`` in X's dtype instead, feature by feature; so does
+the same tile here (``direct``), in the same order.
 
 :func:`kernels` builds, per dtype, the kernel that writes a block of
 distances and the one that keeps only each row's nearest center (the hard
@@ -22,14 +24,16 @@ from types import SimpleNamespace
 import numba
 from numba import cuda
 
+from .._kernels.distances import DIRECT_MAX
 from .config import BLOCK, DEPTH, MICRO, TILE
 
 
 @cuda.jit(device=True)
-def cross_tile(X, i0, i1, Ct, mu, j0, sx, sc, acc):
-    """``acc[a, b] = sum_t (X[i, t] - mu[t]) * Ct[t, j]`` for the calling
+def cross_tile(X, i0, i1, Ct, mu, j0, direct, sx, sc, acc):
+    """``acc[a, b] = sum_t (X[i, t] - mu[t]) * Ct[t, j]`` (or, when
+    ``direct``, ``sum_t ((X[i, t] - mu[t]) - Ct[t, j])^2``) for the calling
     thread's rows ``i = i0 + ty + BLOCK a`` (below ``i1``) and centers
-    ``j = j0 + tx + BLOCK b``, in the dtype of ``acc``.
+    ``j = j0 + tx + BLOCK b``, in the dtype of ``acc``, features in order.
 
     ``sx`` (TILE, DEPTH) and ``sc`` (DEPTH, TILE) are the block's shared
     stages; every thread of the block must call this together.
@@ -62,12 +66,30 @@ def cross_tile(X, i0, i1, Ct, mu, j0, sx, sc, acc):
             else:
                 sc[t, c] = 0
         cuda.syncthreads()
-        for t in range(DEPTH):
-            for a in range(MICRO):
-                xa = sx[ty + BLOCK * a, t]
-                for b in range(MICRO):
-                    acc[a, b] += xa * sc[t, tx + BLOCK * b]
+        if direct:
+            for t in range(min(DEPTH, d - t0)):
+                for a in range(MICRO):
+                    xa = sx[ty + BLOCK * a, t]
+                    for b in range(MICRO):
+                        diff = xa - sc[t, tx + BLOCK * b]
+                        acc[a, b] += diff * diff
+        else:
+            for t in range(DEPTH):
+                for a in range(MICRO):
+                    xa = sx[ty + BLOCK * a, t]
+                    for b in range(MICRO):
+                        acc[a, b] += xa * sc[t, tx + BLOCK * b]
         cuda.syncthreads()
+
+
+@cuda.jit(device=True)
+def distance(direct, acc, xnorm, cnorm):
+    """A squared distance from its tile sum: the summed squared differences
+    themselves, or ``||x||^2 + ||c||^2 - 2 x.c`` in float64, clamped at 0."""
+    if direct:
+        return float(acc)
+    s = xnorm + float(cnorm) - 2.0 * float(acc)
+    return s if s > 0.0 else 0.0
 
 
 @cuda.jit
@@ -98,16 +120,16 @@ def kernels(dtype_name: str) -> SimpleNamespace:
         acc = cuda.local.array((MICRO, MICRO), nbt)
         r0 = i0 + cuda.blockIdx.x * TILE
         j0 = cuda.blockIdx.y * TILE
-        cross_tile(X, r0, i1, Ct, mu, j0, sx, sc, acc)
         k = Ct.shape[1]
+        direct = X.shape[1] * k <= DIRECT_MAX
+        cross_tile(X, r0, i1, Ct, mu, j0, direct, sx, sc, acc)
         for a in range(MICRO):
             i = r0 + cuda.threadIdx.y + BLOCK * a
             if i < i1:
                 for b in range(MICRO):
                     j = j0 + cuda.threadIdx.x + BLOCK * b
                     if j < k:
-                        s = xnorm[i] + float(cnorm[j]) - 2.0 * float(acc[a, b])
-                        E[i - i0, j] = s if s > 0.0 else 0.0
+                        E[i - i0, j] = distance(direct, acc[a, b], xnorm[i], cnorm[j])
 
     @cuda.jit
     def nearest(X, Ct, mu, xnorm, cnorm, w, labels, mind, second, partial):
@@ -137,16 +159,16 @@ def kernels(dtype_name: str) -> SimpleNamespace:
             best[a] = math.inf
             sec[a] = math.inf
             arg[a] = 0
+        direct = X.shape[1] * k <= DIRECT_MAX
         for j0 in range(0, k, TILE):
-            cross_tile(X, r0, n, Ct, mu, j0, sx, sc, acc)
+            cross_tile(X, r0, n, Ct, mu, j0, direct, sx, sc, acc)
             for a in range(MICRO):
                 i = r0 + ty + BLOCK * a
                 if i < n:
                     for b in range(MICRO):
                         j = j0 + tx + BLOCK * b
                         if j < k:
-                            s = xnorm[i] + float(cnorm[j]) - 2.0 * float(acc[a, b])
-                            v = nbt(s if s > 0.0 else 0.0)
+                            v = nbt(distance(direct, acc[a, b], xnorm[i], cnorm[j]))
                             if v < best[a]:
                                 sec[a] = best[a]
                                 best[a] = v
@@ -197,3 +219,15 @@ def kernels(dtype_name: str) -> SimpleNamespace:
             partial[cuda.blockIdx.x, 1] = weight
 
     return SimpleNamespace(distances=distances, nearest=nearest)
+
+
+@cuda.jit
+def square_root(E):
+    """``E = sqrt(E)`` in place (Euclidean from squared distances).
+
+    Grid ``ceil(n / TILE)``, block ``TILE``.
+    """
+    i = cuda.grid(1)
+    if i < E.shape[0]:
+        for j in range(E.shape[1]):
+            E[i, j] = math.sqrt(E[i, j])
