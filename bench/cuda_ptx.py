@@ -21,7 +21,7 @@ def signatures(dtype):
     from numba import typeof
     from numba.core import types
 
-    from fastrbfkm.cuda import assignment, distances, reduce, sums
+    from fastrbfkm.cuda import assignment, distances, reduce, seeding, sums
 
     f = typeof(np.zeros((2, 2), dtype))  # C-contiguous 2-D, X's dtype
     fa = types.Array(typeof(np.zeros(2, dtype)).dtype, 2, "A")
@@ -51,6 +51,12 @@ def signatures(dtype):
         (reduce.gather_rows, (f, i64, f)),
         (reduce.set_values, (va, i64, x)),
         (reduce.fill, (f64_2, x)),
+        (distances.square_root, (f,)),
+        (seeding.start_closest, (f, n, f64)),
+        (seeding.update_closest, (f, n, f64)),
+        (seeding.masses, (f64, f64, types.boolean, f64)),
+        (seeding.segment_totals, (f64, f64)),
+        (seeding.trial_potentials, (f, f64, f64, i64, n, f64_2)),
     ]
 
 
