@@ -65,6 +65,19 @@ def typical_sigma(X, C):
     return float(np.median(K.squared_distances(X[:1000], C))) / 4
 
 
+@pytest.mark.skipif(not SIM, reason="checks the simulator's tiny geometry")
+def test_small_problems_cross_every_boundary():
+    """Under the simulator the tests' problems span several tiles, chunks,
+    segments and reduction levels, thanks to its tiny geometry."""
+    from fastrbfkm.cuda.config import SPAN, TILE, cdiv, chunk_rows, n_segments
+
+    n, d, k = SHAPES[0]
+    m = chunk_rows(n, k)
+    assert n > TILE and n > m  # more than one tile and one chunk of rows
+    assert n_segments(min(n, m), k * (d + 1)) > 1  # several segments per chunk
+    assert cdiv(n, TILE) > SPAN  # a final reduction of two levels
+
+
 # --------------------------------------------------------------- distances
 
 
