@@ -48,14 +48,14 @@ def distances(X, C):
 
 
 def nearest(X, C, sample_weight=None) -> tuple[object, float]:
-    """``(labels, inertia)``: the nearest center of every row (ties to the
-    lowest index; int64 numpy for host X, an int32 device array for CUDA X)
-    and the weighted inertia."""
+    """``(labels, inertia)``: the nearest center of every row (int32, ties
+    to the lowest index; numpy for host X, a device array for CUDA X) and
+    the weighted inertia."""
     Xd, on_host = arrays.device_data(X)
     Cn = arrays.host_centers(C, Xd)
     w = arrays.device_weights(sample_weight, Xd.shape[0])
     labels, _, inertia = passes.hard_assign(Xd, Cn, w, Workspace())
-    labels = labels.copy_to_host().astype(np.int64) if on_host else labels
+    labels = labels.copy_to_host() if on_host else labels
     return labels, inertia
 
 

@@ -300,13 +300,14 @@ def farthest(X, C: np.ndarray, w, m: int, ws: Workspace):
     weights = (
         np.array([float(w[i]) for i in picked], dtype=np.float64) if w.shape[0] else np.ones(m)
     )
-    chosen_labels = np.array([int(labels[i]) for i in picked], dtype=np.int64)
+    chosen_labels = np.array([int(labels[i]) for i in picked], dtype=np.int32)
     return dist, picked, gather(X, picked, ws), weights, chosen_labels
 
 
 def assign(X, C: np.ndarray, w, ws: Workspace):
     """``(labels, inertia, counts)`` of :meth:`fastrbfkm._rows.Rows.assign`:
-    host int64 labels (the fit's result), the inertia and rows per center."""
+    host int32 labels (the fit's result, as the CPU's), the inertia and rows
+    per center."""
     labels, _, _, inertia, _ = nearest(X, C, w, ws)
-    host = labels.copy_to_host().astype(np.int64)
+    host = labels.copy_to_host()
     return host, inertia, np.bincount(host, minlength=C.shape[0])
