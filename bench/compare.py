@@ -1,6 +1,7 @@
 """fastrbfkm against its peers, side by side, in one process.
 
-Usage: ``python bench/compare.py [--repeats 5] [--out compare.md] [--shapes small]``
+Usage: ``python bench/compare.py [--repeats 5] [--out compare.md] [--shapes small]
+[--section all|cpu|gpu]``
 
 Per Lloyd iteration from the same initial centers: one ``X @ C.T`` GEMM (the
 machine's limit), our fused hard pass (assignment, sufficient statistics and
@@ -15,6 +16,10 @@ previous one (which spin for a while after a call) have gone idle; the table
 gives medians, our time divided by the peer's, and GFLOP/s
 counted as ``2 n k d`` per pass. Peers that are not installed are skipped
 and said so (``pip install ".[bench]"``).
+
+When fastrbfkm can use an NVIDIA GPU (``pip install ".[cuda]"`` and a CUDA
+build of torch), a GPU section follows (:mod:`gpu_compare`): our device
+step against the PyTorch CUDA step and one cuBLAS GEMM, at larger shapes.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import argparse
 import time
 
 import numpy as np
+from gpu_compare import gpu_present, gpu_section
 
 from fastrbfkm import _kernels as K
 from fastrbfkm import entmax15 as fk_entmax15
@@ -122,8 +128,21 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--out", default="compare.md")
     parser.add_argument("--shapes", choices=sorted(SHAPES), default="full")
+    parser.add_argument("--section", choices=["all", "cpu", "gpu"], default="all")
     args = parser.parse_args()
     torch, faiss, entmax = optional("torch"), optional("faiss"), optional("entmax")
+    gpu_lines = []
+    if args.section != "cpu":
+        if gpu_present():
+            gpu_lines = gpu_section(torch, entmax, args.repeats, args.shapes)
+        else:
+            gpu_lines = ["", "GPU section: no CUDA GPU usable by fastrbfkm here; skipped."]
+            print(gpu_lines[-1])
+    if args.section == "gpu":
+        with open(args.out, "w") as f:
+            f.write("\n".join(gpu_lines) + "\n")
+        print(f"wrote {args.out}")
+        return
     if torch is not None:
         torch.set_num_threads(2)
     lines = [
@@ -174,7 +193,11 @@ def main() -> None:
     text = (
         "Columns: 'ours hard / it' is our fused hard pass divided by this row's time; "
         "'ours / it' our matching step (hard, softmax or entmax15 at the same sigma) "
-        "divided by this peer's.\n\n" + "\n".join(lines) + "\n" + "\n".join(entmax_alone)
+        "divided by this peer's.\n\n"
+        + "\n".join(lines)
+        + "\n"
+        + "\n".join(entmax_alone)
+        + "\n".join(gpu_lines)
     )
     with open(args.out, "w") as f:
         f.write(text + "\n")

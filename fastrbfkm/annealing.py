@@ -18,13 +18,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import _kernels as K
+from ._backend import rows_for
 from ._rows import InMemoryRows, Rows
 from ._threads import one_blas_thread
 from ._validation import (
     ASSIGNMENTS,
     as_float_array,
     check_assignment,
-    check_data,
     check_real,
     check_sample_weight,
 )
@@ -389,6 +389,7 @@ def anneal(
     random_state: int | np.random.Generator | None = 0,
     perturbation: float = 1e-3,
     stop_when_hard: bool = False,
+    backend: str = "auto",
 ) -> AnnealPath:
     """Warm-started soft Lloyd steps to convergence down a temperature sequence.
 
@@ -421,6 +422,11 @@ def anneal(
     stop_when_hard : bool, default=False
         Stop after the first temperature at which every responsibility row is
         hard (exactly for entmax15, within 1e-12 for softmax).
+    backend : {"auto", "cpu", "cuda"}, default="auto"
+        Where the passes over X run: ``"cuda"`` keeps X on an NVIDIA GPU
+        (copied once; CUDA arrays are used in place) and brings back only
+        the per-step statistics; ``"auto"`` does so for CUDA arrays and for
+        large enough data when a GPU is available, else uses the CPU.
 
     Returns
     -------
@@ -430,8 +436,7 @@ def anneal(
     mode = check_assignment(assignment)
     if mode == K.HARD:
         raise ValueError("assignment must be 'softmax' or 'entmax15': hard has no temperature.")
-    X, C0 = check_data(X, C0)
-    w = check_sample_weight(sample_weight, X.shape[0])
+    rows, C0 = rows_for(X, C0, sample_weight, backend)
     sig = as_float_array(sigmas, "sigmas", ndim=1, dtype=np.dtype(np.float64))
     if sig.min() <= 0 or np.any(np.diff(sig) >= 0):
         raise ValueError("sigmas must be positive and strictly decreasing.")
@@ -444,8 +449,7 @@ def anneal(
     if not (np.isfinite(perturbation) and perturbation >= 0):
         raise ValueError(f"perturbation must be finite and >= 0; got {perturbation!r}.")
     rng = np.random.default_rng(random_state)
-    rows = InMemoryRows(X, w)
-    scale2 = float(np.trace(rows.moments()[1])) / X.shape[1]
+    scale2 = float(np.trace(rows.moments()[1])) / rows.d
     return run_anneal(
         rows,
         C0,

@@ -18,7 +18,8 @@ from sklearn.utils import check_array, check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _kernels as K
-from ._rows import InMemoryRows
+from ._backend import check_backend, choose, cuda_api, is_device_array
+from ._rows import InMemoryRows, Rows
 from ._threads import one_blas_thread
 from ._validation import ASSIGNMENTS, as_float_array, check_sample_weight
 from .annealing import critical_from_covariance, geometric_schedule, run_anneal
@@ -84,6 +85,17 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
     verbose : int, default=0
         Progress over temperatures (a tqdm bar when tqdm is installed, plain
         lines otherwise).
+    backend : {"auto", "cpu", "cuda"}, default="auto"
+        Where the passes over the data run. ``"cuda"``: on an NVIDIA GPU
+        (``pip install "fastrbfkm[cuda]"``), X copied to the device once (a
+        CUDA array, such as a CuPy array or a PyTorch CUDA tensor, is used
+        in place) and only k- and k x d-sized statistics coming back per
+        iteration; a RuntimeError says what is missing when no GPU is
+        usable. ``"auto"``: the GPU for CUDA arrays, and for host data when
+        a GPU is available and ``n * d * n_clusters`` is large enough to pay
+        for the copy; else the CPU. The fitted attributes are numpy arrays
+        either way; ``predict`` and ``transform`` return device arrays for
+        CUDA input.
 
     Attributes
     ----------
@@ -135,6 +147,7 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
         record_path=False,
         random_state=None,
         verbose=0,
+        backend="auto",
     ):
         self.n_clusters = n_clusters
         self.assignment = assignment
@@ -149,6 +162,7 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
         self.record_path = record_path
         self.random_state = random_state
         self.verbose = verbose
+        self.backend = backend
 
     # ------------------------------------------------------------------ checks
 
@@ -214,6 +228,7 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
                 raise ValueError(f"{name} must be a bool; got {getattr(self, name)!r}.")
         if not isinstance(self.verbose, (numbers.Integral, np.bool_)):
             raise ValueError(f"verbose must be an integer; got {self.verbose!r}.")
+        check_backend(self.backend)
 
     def _validate_X(self, X, *, reset: bool) -> np.ndarray:
         if reset:
@@ -251,10 +266,8 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
             The fitted estimator.
         """
         X_in = X
-        X = self._validate_X(X, reset=True)
-        n, d = X.shape
-        self._check_params(n, d, X.dtype)
-        rows = InMemoryRows(X, check_sample_weight(sample_weight, n))
+        rows = self._fit_rows(X, sample_weight)
+        d = rows.d
         mode = ASSIGNMENTS[self.assignment]
         k = int(self.n_clusters)
         rng = check_random_state(self.random_state)
@@ -298,6 +311,28 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
         self.sigma_critical_ = sigma_c
         self.path_ = best["path"] if self.record_path and soft else None
         return self
+
+    def _fit_rows(self, X, sample_weight) -> Rows:
+        """Validate the data and parameters; the rows source the backend asks for."""
+        check_backend(self.backend)
+        if is_device_array(X):
+            choose(self.backend, X, None)  # refuses backend="cpu"
+            from .cuda.arrays import as_device
+            from .cuda.rows import DeviceRows
+
+            X = as_device(X)  # a numba view of CuPy or torch memory
+            if X.ndim == 2:
+                self._check_params(X.shape[0], X.shape[1], np.dtype(X.dtype))
+            return DeviceRows.from_input(X, sample_weight)
+        X = self._validate_X(X, reset=True)
+        n, d = X.shape
+        self._check_params(n, d, X.dtype)
+        w = check_sample_weight(sample_weight, n)
+        if choose(self.backend, X, n * d * int(self.n_clusters)) == "cuda":
+            from .cuda.rows import DeviceRows
+
+            return DeviceRows.from_input(X, w if w.size else None)
+        return InMemoryRows(X, w)
 
     def _fit_once(self, rows, mode, k, tol, mean, cov, sigma_c, seed, run) -> dict:
         rng = np.random.default_rng(seed)
@@ -406,10 +441,12 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
         Returns
         -------
         labels : ndarray of shape (n_samples,)
-            Nearest center, ties to the lowest index.
+            Nearest center, ties to the lowest index (a device array for
+            CUDA input).
         """
-        check_is_fitted(self)
-        X = self._validate_X(X, reset=False)
+        X, gpu = self._predict_data(X)
+        if gpu is not None:
+            return gpu.nearest(X, self._centers_like(X))[0]
         labels, _, _ = K.hard_assign(X, self._centers_like(X), np.empty(0), False)
         return labels
 
@@ -426,11 +463,13 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
         -------
         R : ndarray of shape (n_samples, n_clusters)
             Rows summing to 1: the fitted assignment at ``sigma_``, one-hot
-            when ``sigma_`` is 0 (hard K-Means, or after ``refine``).
+            when ``sigma_`` is 0 (hard K-Means, or after ``refine``); a
+            device array for CUDA input.
         """
-        check_is_fitted(self)
-        X = self._validate_X(X, reset=False)
+        X, gpu = self._predict_data(X)
         mode = ASSIGNMENTS[self.assignment] if self.sigma_ > 0 else K.HARD
+        if gpu is not None:
+            return gpu.responsibilities(X, self._centers_like(X), self.sigma_, mode)
         return K.responsibilities(X, self._centers_like(X), self.sigma_, mode)
 
     @one_blas_thread
@@ -445,10 +484,11 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
         Returns
         -------
         D : ndarray of shape (n_samples, n_clusters)
-            ``||x - c_k||``, in X's float dtype.
+            ``||x - c_k||``, in X's float dtype (a device array for CUDA input).
         """
-        check_is_fitted(self)
-        X = self._validate_X(X, reset=False)
+        X, gpu = self._predict_data(X)
+        if gpu is not None:
+            return gpu.distances(X, self._centers_like(X))
         return np.sqrt(K.squared_distances(X, self._centers_like(X)))
 
     @one_blas_thread
@@ -469,11 +509,34 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
         score : float
             ``-sum_i w_i min_k ||x_i - c_k||^2``.
         """
-        check_is_fitted(self)
-        X = self._validate_X(X, reset=False)
+        X, gpu = self._predict_data(X)
+        if gpu is not None:
+            return -float(gpu.nearest(X, self._centers_like(X), sample_weight)[1])
         w = check_sample_weight(sample_weight, X.shape[0])
         _, _, inertia = K.hard_assign(X, self._centers_like(X), w, False)
         return -float(inertia)
+
+    def _predict_data(self, X):
+        """``(X, gpu)``: X checked against the fit (validated here when it
+        stays on the CPU), and the GPU functions when the backend sends the
+        work there (else None)."""
+        check_is_fitted(self)
+        check_backend(self.backend)
+        if is_device_array(X):
+            choose(self.backend, X, None)  # refuses backend="cpu"
+            gpu = cuda_api()
+            from .cuda.arrays import as_device
+
+            X = as_device(X)  # a numba view of CuPy or torch memory
+            if X.ndim == 2 and X.shape[1] != self.n_features_in_:
+                raise ValueError(
+                    f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
+                    f"{self.n_features_in_} features as input."
+                )
+            return X, gpu
+        X = self._validate_X(X, reset=False)
+        work = X.shape[0] * X.shape[1] * self.cluster_centers_.shape[0]
+        return X, (cuda_api() if choose(self.backend, X, work) == "cuda" else None)
 
     def _centers_like(self, X: np.ndarray) -> np.ndarray:
         return np.ascontiguousarray(self.cluster_centers_, dtype=X.dtype)

@@ -1,6 +1,12 @@
 """The functional API: distances, assignments, the free energy, its gradient
 and the (soft) Lloyd step.
 
+Every function but the backward passes takes ``backend`` (``"auto"``,
+``"cpu"``, ``"cuda"``; see :mod:`fastrbfkm._backend`): on the GPU, numpy
+input gives numpy results and CUDA array input (numba device arrays, CuPy,
+PyTorch CUDA tensors) gives numba device arrays, scalars staying host
+floats.
+
 Conventions (see DESIGN.md section 2): ``D[i, k] = ||x_i - c_k||^2``, logits
 ``Z = -D / sigma`` with ``sigma`` in units of squared distance, and the free
 energy ``F_sigma(C) = sum_i w_i [sum_k r_ik D_ik - sigma H(r_i)]``, which
@@ -14,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _kernels as K
+from ._backend import device_api
 from ._threads import one_blas_thread
 from ._validation import (
     as_float_array,
@@ -39,22 +46,29 @@ __all__ = [
 
 
 @one_blas_thread
-def squared_distances(X, C) -> np.ndarray:
+def squared_distances(X, C, backend: str = "auto") -> np.ndarray:
     """Squared Euclidean distances between the rows of X and the centers.
 
     Parameters
     ----------
     X : array-like of shape (n, d)
-        Data points.
+        Data points (a CUDA array too, see ``backend``).
     C : array-like of shape (k, d)
         Centers.
+    backend : {"auto", "cpu", "cuda"}, default="auto"
+        Where to compute: ``"auto"`` uses the GPU for CUDA array input and
+        for large enough data when a GPU is available, else the CPU.
 
     Returns
     -------
     D : ndarray of shape (n, k)
         ``D[i, k] = ||X[i] - C[k]||^2``, never negative, in X's float dtype
-        (float32 stays float32; integers become float64).
+        (float32 stays float32; integers become float64). A numba device
+        array when X is a CUDA array.
     """
+    gpu = device_api(backend, X, C)
+    if gpu is not None:
+        return gpu.squared_distances(X, C)
     X, C = check_data(X, C)
     return K.squared_distances(X, C)
 
@@ -65,39 +79,51 @@ def _logits(Z, name: str = "Z") -> tuple[np.ndarray, tuple[int, ...]]:
 
 
 @one_blas_thread
-def softmax(Z) -> np.ndarray:
+def softmax(Z, backend: str = "auto") -> np.ndarray:
     """Row-wise softmax of logits, stable for any finite input.
 
     Parameters
     ----------
     Z : array-like of shape (n, k) or (k,)
         Logits; the softmax is taken over the last axis.
+    backend : {"auto", "cpu", "cuda"}, default="auto"
+        Where to compute; ``"auto"`` uses the GPU for CUDA array input only.
 
     Returns
     -------
     R : ndarray of the same shape
-        ``exp(Z - max Z) / sum exp(Z - max Z)`` row by row, in Z's float dtype.
+        ``exp(Z - max Z) / sum exp(Z - max Z)`` row by row, in Z's float dtype
+        (a numba device array for CUDA array input).
     """
+    gpu = device_api(backend, Z, logits=True)
+    if gpu is not None:
+        return gpu.assign_logits(Z, K.SOFTMAX)
     Z2, shape = _logits(Z)
     return K.assign_logits(Z2, K.SOFTMAX).reshape(shape)
 
 
 @one_blas_thread
-def entmax15(Z) -> np.ndarray:
+def entmax15(Z, backend: str = "auto") -> np.ndarray:
     """Row-wise Entmax-1.5 of logits (exact, sort-based).
 
     Parameters
     ----------
     Z : array-like of shape (n, k) or (k,)
         Logits; entmax is taken over the last axis.
+    backend : {"auto", "cpu", "cuda"}, default="auto"
+        Where to compute; ``"auto"`` uses the GPU for CUDA array input only.
 
     Returns
     -------
     R : ndarray of the same shape
         ``[Z / 2 - tau]_+^2`` with ``tau`` making each row sum to 1; sparse
         (exact zeros for logits more than 2 below the row's maximum, and
-        often for others). Z's float dtype.
+        often for others). Z's float dtype (a numba device array for CUDA
+        array input).
     """
+    gpu = device_api(backend, Z, logits=True)
+    if gpu is not None:
+        return gpu.assign_logits(Z, K.ENTMAX15)
     Z2, shape = _logits(Z)
     return K.assign_logits(Z2, K.ENTMAX15).reshape(shape)
 
@@ -154,7 +180,9 @@ def entmax15_backward(R, G) -> np.ndarray:
 
 
 @one_blas_thread
-def responsibilities(X, C, sigma: float, assignment: str = "softmax") -> np.ndarray:
+def responsibilities(
+    X, C, sigma: float, assignment: str = "softmax", backend: str = "auto"
+) -> np.ndarray:
     """Responsibilities of the centers for every point at temperature sigma.
 
     Parameters
@@ -168,27 +196,33 @@ def responsibilities(X, C, sigma: float, assignment: str = "softmax") -> np.ndar
         ``-D / sigma``. ``0`` is the hard limit.
     assignment : {"softmax", "entmax15", "hard"}, default="softmax"
         How a row of logits becomes a distribution.
+    backend : {"auto", "cpu", "cuda"}, default="auto"
+        Where to compute, as in :func:`squared_distances`.
 
     Returns
     -------
     R : ndarray of shape (n, k)
-        Rows are non-negative and sum to 1, in X's float dtype.
+        Rows are non-negative and sum to 1, in X's float dtype (a numba
+        device array when X is a CUDA array).
     """
     mode = check_assignment(assignment)
     sigma = check_sigma(sigma)
+    gpu = device_api(backend, X, C)
+    if gpu is not None:
+        return gpu.responsibilities(X, C, sigma, mode)
     X, C = check_data(X, C)
     return K.responsibilities(X, C, sigma, mode)
 
 
 @one_blas_thread
 def sufficient_statistics(
-    X, C, sigma: float, assignment: str = "softmax", sample_weight=None
+    X, C, sigma: float, assignment: str = "softmax", sample_weight=None, backend: str = "auto"
 ) -> tuple[np.ndarray, np.ndarray, float]:
     """Weighted sufficient statistics of the assignment, in one fused pass.
 
     Parameters
     ----------
-    X, C, sigma, assignment, sample_weight
+    X, C, sigma, assignment, sample_weight, backend
         As in :func:`objective`.
 
     Returns
@@ -197,17 +231,19 @@ def sufficient_statistics(
         Mass of every center, ``N_k = sum_i w_i r_ik``.
     S : ndarray of shape (k, d), float64
         Weighted sums ``S_k = sum_i w_i r_ik x_i``; the weighted means are
-        ``m_k = S_k / N_k``.
+        ``m_k = S_k / N_k``. N and S are numba device arrays when X is a
+        CUDA array.
     F : float
         The free energy ``F_sigma(C)``.
     """
-    mode, sigma, X, C, w = _check_all(X, C, sigma, assignment, sample_weight)
-    N, S, summary = K.block_stats(X, C, w, sigma, mode, True)
-    return N, S, float(summary[K.OBJECTIVE])
+    N, S, summary, _, out = _statistics(X, C, sigma, assignment, sample_weight, backend)
+    return out(N), out(S), float(summary[K.OBJECTIVE])
 
 
 @one_blas_thread
-def objective(X, C, sigma: float, assignment: str = "softmax", sample_weight=None) -> float:
+def objective(
+    X, C, sigma: float, assignment: str = "softmax", sample_weight=None, backend: str = "auto"
+) -> float:
     """The free energy ``F_sigma(C)`` of the centers.
 
     Parameters
@@ -225,35 +261,41 @@ def objective(X, C, sigma: float, assignment: str = "softmax", sample_weight=Non
         Tsallis-1.5 for entmax15, none for hard (the inertia at any sigma).
     sample_weight : array-like of shape (n,), default=None
         Non-negative weights with a positive sum; None means all ones.
+    backend : {"auto", "cpu", "cuda"}, default="auto"
+        Where to compute: ``"auto"`` uses the GPU for CUDA array input and
+        for large enough data when a GPU is available, else the CPU.
 
     Returns
     -------
     F : float
         ``sum_i w_i [sum_k r_ik D_ik - sigma H(r_i)]``, accumulated in float64.
     """
-    mode, sigma, X, C, w = _check_all(X, C, sigma, assignment, sample_weight)
-    _, _, summary = K.block_stats(X, C, w, sigma, mode, False)
+    _, _, summary, _, _ = _statistics(
+        X, C, sigma, assignment, sample_weight, backend, with_stats=False
+    )
     return float(summary[K.OBJECTIVE])
 
 
 @one_blas_thread
-def gradient(X, C, sigma: float, assignment: str = "softmax", sample_weight=None) -> np.ndarray:
+def gradient(
+    X, C, sigma: float, assignment: str = "softmax", sample_weight=None, backend: str = "auto"
+) -> np.ndarray:
     """Gradient of :func:`objective` with respect to the centers.
 
     Parameters
     ----------
-    X, C, sigma, assignment, sample_weight
+    X, C, sigma, assignment, sample_weight, backend
         As in :func:`objective`.
 
     Returns
     -------
     G : ndarray of shape (k, d)
         ``dF/dc_k = 2 (N_k c_k - S_k) = 2 N_k (c_k - m_k)`` (the envelope
-        theorem: the assignment minimizes each row's energy), in X's dtype.
+        theorem: the assignment minimizes each row's energy), in X's dtype
+        (a numba device array when X is a CUDA array).
     """
-    mode, sigma, X, C, w = _check_all(X, C, sigma, assignment, sample_weight)
-    N, S, _ = K.block_stats(X, C, w, sigma, mode, True)
-    return (2.0 * (N[:, None] * C - S)).astype(X.dtype, copy=False)
+    N, S, _, C, out = _statistics(X, C, sigma, assignment, sample_weight, backend)
+    return out((2.0 * (N[:, None] * C - S)).astype(C.dtype, copy=False))
 
 
 @one_blas_thread
@@ -264,12 +306,13 @@ def step(
     assignment: str = "softmax",
     sample_weight=None,
     lr: float | None = None,
+    backend: str = "auto",
 ) -> np.ndarray:
     """One gradient step on the centers.
 
     Parameters
     ----------
-    X, C, sigma, assignment, sample_weight
+    X, C, sigma, assignment, sample_weight, backend
         As in :func:`objective`.
     lr : float, default=None
         None uses the per-center rate ``eta_k = 1 / (2 N_k)``, which moves
@@ -281,23 +324,34 @@ def step(
     Returns
     -------
     C_new : ndarray of shape (k, d)
-        The new centers, in X's dtype. A center with zero mass stays where it is.
+        The new centers, in X's dtype (a numba device array when X is a CUDA
+        array). A center with zero mass stays where it is.
     """
     lr = check_lr(lr)
-    mode, sigma, X, C, w = _check_all(X, C, sigma, assignment, sample_weight)
-    N, S, _ = K.block_stats(X, C, w, sigma, mode, True)
+    N, S, _, C, out = _statistics(X, C, sigma, assignment, sample_weight, backend)
     if lr is None:
         new = C.astype(np.float64)
         alive = N > 0
         new[alive] = S[alive] / N[alive, None]
     else:
         new = C - lr * 2.0 * (N[:, None] * C - S)
-    return new.astype(X.dtype, copy=False)
+    return out(new.astype(C.dtype, copy=False))
 
 
-def _check_all(X, C, sigma, assignment, sample_weight):
+def _statistics(X, C, sigma, assignment, sample_weight, backend, with_stats=True):
+    """``(N, S, summary, C, out)`` of the fused pass on the chosen backend:
+    float64 host statistics, the validated centers in X's dtype, and ``out``,
+    which puts a small result where X came from."""
     mode = check_assignment(assignment)
     sigma = check_sigma(sigma)
+    gpu = device_api(backend, X, C)
+    if gpu is not None:
+        return gpu.statistics(X, C, sigma, mode, sample_weight, with_stats)
     X, C = check_data(X, C)
     w = check_sample_weight(sample_weight, X.shape[0])
-    return mode, sigma, X, C, w
+    N, S, summary = K.block_stats(X, C, w, sigma, mode, with_stats)
+    return N, S, summary, C, _same
+
+
+def _same(array: np.ndarray) -> np.ndarray:
+    return array
