@@ -18,13 +18,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import _kernels as K
+from ._dispatch import check_input, make_rows
 from ._rows import InMemoryRows, Rows
 from ._threads import one_blas_thread
 from ._validation import (
     ASSIGNMENTS,
     as_float_array,
     check_assignment,
-    check_data,
+    check_centers,
     check_real,
     check_sample_weight,
 )
@@ -436,8 +437,8 @@ def anneal(
     mode = check_assignment(assignment)
     if mode == K.HARD:
         raise ValueError("assignment must be 'softmax' or 'entmax15': hard has no temperature.")
-    X, C0 = check_data(X, C0)
-    w = check_sample_weight(sample_weight, X.shape[0])
+    X = check_input(X)  # a dask array: lazily, its values in the first pass
+    C0 = check_centers(C0, X)
     sig = as_float_array(sigmas, "sigmas", ndim=1, dtype=np.dtype(np.float64))
     if sig.min() <= 0 or np.any(np.diff(sig) >= 0):
         raise ValueError("sigmas must be positive and strictly decreasing.")
@@ -450,7 +451,7 @@ def anneal(
     if not (np.isfinite(perturbation) and perturbation >= 0):
         raise ValueError(f"perturbation must be finite and >= 0; got {perturbation!r}.")
     rng = np.random.default_rng(random_state)
-    rows = InMemoryRows(X, w)
+    rows = make_rows(X, sample_weight)
     scale2 = float(np.trace(rows.moments()[1])) / X.shape[1]
     return run_anneal(
         rows,

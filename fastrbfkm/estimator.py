@@ -18,7 +18,7 @@ from sklearn.utils import check_array, check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _kernels as K
-from ._rows import InMemoryRows
+from ._dispatch import is_dask_array, lazy_input, make_rows
 from ._threads import one_blas_thread
 from ._validation import ASSIGNMENTS, as_float_array, check_sample_weight
 from .annealing import critical_from_covariance, geometric_schedule, run_anneal
@@ -216,6 +216,16 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
             raise ValueError(f"verbose must be an integer; got {self.verbose!r}.")
 
     def _validate_X(self, X, *, reset: bool) -> np.ndarray:
+        # A dask array (every method), or a memory-mapped file to stream (fit):
+        # the values are checked chunk by chunk when they are read.
+        lazy = lazy_input(X) if (reset or is_dask_array(X)) else None
+        if lazy is not None:
+            if not reset and lazy.shape[1] != self.n_features_in_:
+                raise ValueError(
+                    f"X has {lazy.shape[1]} features, but {type(self).__name__} is expecting "
+                    f"{self.n_features_in_} features as input."
+                )
+            return lazy
         if reset:
             X = check_array(X, dtype=[np.float64, np.float32], order="C", accept_sparse=False)
         else:
@@ -254,7 +264,7 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
         X = self._validate_X(X, reset=True)
         n, d = X.shape
         self._check_params(n, d, X.dtype)
-        rows = InMemoryRows(X, check_sample_weight(sample_weight, n))
+        rows = make_rows(X, sample_weight)
         mode = ASSIGNMENTS[self.assignment]
         k = int(self.n_clusters)
         rng = check_random_state(self.random_state)
@@ -410,6 +420,10 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
         """
         check_is_fitted(self)
         X = self._validate_X(X, reset=False)
+        if is_dask_array(X):
+            from .dask import predict
+
+            return predict(X, self._centers_like(X))
         labels, _, _ = K.hard_assign(X, self._centers_like(X), np.empty(0))
         return labels
 
@@ -431,6 +445,10 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
         check_is_fitted(self)
         X = self._validate_X(X, reset=False)
         mode = ASSIGNMENTS[self.assignment] if self.sigma_ > 0 else K.HARD
+        if is_dask_array(X):
+            from .dask import predict_proba
+
+            return predict_proba(X, self._centers_like(X), self.sigma_, mode)
         return K.responsibilities(X, self._centers_like(X), self.sigma_, mode)
 
     @one_blas_thread
@@ -449,6 +467,10 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
         """
         check_is_fitted(self)
         X = self._validate_X(X, reset=False)
+        if is_dask_array(X):
+            from .dask import transform
+
+            return transform(X, self._centers_like(X))
         return np.sqrt(K.squared_distances(X, self._centers_like(X)))
 
     @one_blas_thread
@@ -471,6 +493,10 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
         """
         check_is_fitted(self)
         X = self._validate_X(X, reset=False)
+        if is_dask_array(X):
+            from .dask import inertia
+
+            return -inertia(X, self._centers_like(X), sample_weight)
         w = check_sample_weight(sample_weight, X.shape[0])
         _, _, inertia = K.hard_assign(X, self._centers_like(X), w)
         return -float(inertia)
