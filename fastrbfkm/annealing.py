@@ -401,8 +401,10 @@ def anneal(
 
     Parameters
     ----------
-    X : array-like of shape (n, d)
-        Data.
+    X : array-like or dask.array.Array of shape (n, d)
+        Data. A dask array (all features in one chunk) is annealed on the
+        current dask scheduler, its chunks persisted for the run
+        (:mod:`fastrbfkm.dask`).
     C0 : array-like of shape (k, d)
         Initial centers (for instance all at the mean, above the critical
         temperature; see :func:`critical_temperature`).

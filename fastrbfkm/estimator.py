@@ -89,8 +89,10 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
     ----------
     cluster_centers_ : ndarray of shape (n_clusters, n_features)
         Final centers, in X's float dtype.
-    labels_ : ndarray of shape (n_samples,)
-        Index of every training point's nearest center.
+    labels_ : ndarray or dask array of shape (n_samples,)
+        Index of every training point's nearest center. After a fit on a
+        dask array, a lazy dask array over X's chunks (computing it runs the
+        nearest-center kernel on every chunk again; nothing of X is kept).
     inertia_ : float
         Weighted sum of squared distances to the nearest center.
     n_iter_ : int
@@ -108,6 +110,19 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Names of the features, when X has string column names.
+
+    Notes
+    -----
+    Large data. ``fit``, ``predict``, ``predict_proba``, ``transform`` and
+    ``score`` accept a ``dask.array.Array`` chunked along its rows (see
+    :mod:`fastrbfkm.dask`): the fit runs on the current dask scheduler
+    (threads, or a ``dask.distributed`` client), moves only k x d statistics
+    per pass and gives the numpy result to rounding; predictions are lazy.
+    A ``numpy.memmap`` (``np.load(path, mmap_mode="r")``) larger than
+    scikit-learn's ``working_memory`` (``sklearn.config_context``, 1024 MiB by
+    default) is fitted by streaming row blocks of at most that size from the
+    file. In both cases ``init="k-means++"`` is k-means|| (a few passes
+    instead of k).
 
     Examples
     --------
@@ -248,8 +263,10 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : array-like, numpy.memmap or dask.array.Array of shape (n_samples, n_features)
             Training data. float32 stays float32; anything else becomes float64.
+            A dask array must have all features in one chunk; a memory-mapped
+            file larger than the working memory is streamed (see Notes).
         y : Ignored
             Not used, present for API consistency.
         sample_weight : array-like of shape (n_samples,), default=None
@@ -416,7 +433,8 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
         Returns
         -------
         labels : ndarray of shape (n_samples,)
-            Nearest center, ties to the lowest index.
+            Nearest center, ties to the lowest index (a lazy dask array for
+            dask input, its chunks checked when computed).
         """
         check_is_fitted(self)
         X = self._validate_X(X, reset=False)
@@ -440,7 +458,8 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
         -------
         R : ndarray of shape (n_samples, n_clusters)
             Rows summing to 1: the fitted assignment at ``sigma_``, one-hot
-            when ``sigma_`` is 0 (hard K-Means, or after ``refine``).
+            when ``sigma_`` is 0 (hard K-Means, or after ``refine``); a lazy
+            dask array for dask input.
         """
         check_is_fitted(self)
         X = self._validate_X(X, reset=False)
@@ -463,7 +482,7 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
         Returns
         -------
         D : ndarray of shape (n_samples, n_clusters)
-            ``||x - c_k||``, in X's float dtype.
+            ``||x - c_k||``, in X's float dtype; a lazy dask array for dask input.
         """
         check_is_fitted(self)
         X = self._validate_X(X, reset=False)
