@@ -141,7 +141,7 @@ def _on_kernels(func, *args):
 
 def _chunk(X: np.ndarray, check: bool) -> np.ndarray:
     X = np.ascontiguousarray(X)
-    if check:
+    if check and X.shape[0]:  # a chunk may be empty (after filtering rows, say)
         as_float_array(X, "X", dtype=X.dtype, coordinates=True)
     return X
 

@@ -120,6 +120,19 @@ def test_cluster_fit_equals_numpy_fit_and_threads_bit_for_bit(client, config):
     assert fit.inertia_ == threads.inertia_ and fit.n_iter_ == threads.n_iter_
 
 
+def test_empty_chunks_are_fine():
+    X = blobs()
+    Xd = da.from_array(X, chunks=((500, 500, 0, 1000, 1000), (3,)))
+    assert Xd.chunks[0][2] == 0
+    with dask.config.set(scheduler="threads"):
+        for config in ("hard", "entmax15-anneal"):
+            ref = RBFKMeans(K_CLUSTERS, **fit_params(config, X)).fit(X)
+            fit = RBFKMeans(K_CLUSTERS, **fit_params(config, X)).fit(Xd)
+            assert_same_fit(ref, fit, 1e-9, np.abs(X).max())
+        seeded = RBFKMeans(K_CLUSTERS, assignment="hard", random_state=0).fit(Xd)
+        np.testing.assert_array_equal(seeded.predict(Xd).compute(), seeded.predict(X))
+
+
 @pytest.mark.parametrize("config", ["hard", "entmax15-anneal"])
 def test_float32_fit_is_close_to_numpy(config):
     X = blobs(np.float32)
