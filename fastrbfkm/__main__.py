@@ -8,7 +8,9 @@ import time
 from pathlib import Path
 
 import numpy as np
+from sklearn import config_context
 
+from ._streaming import streams
 from .datasets import make_blobs
 from .estimator import RBFKMeans
 
@@ -30,7 +32,8 @@ def summary(km: RBFKMeans, elapsed: float) -> str:
 
 
 def load(path: str) -> np.ndarray:
-    """Read a 2-D array from ``.npy`` (memory-mapped, no pickles) or ``.csv``."""
+    """Read a 2-D array from ``.npy`` (memory-mapped, no pickles: a file larger
+    than the working memory is streamed by the fit) or ``.csv``."""
     file = Path(path)
     if not file.exists():
         raise ValueError(f"{path}: no such file")
@@ -61,12 +64,16 @@ def cmd_fit(args: argparse.Namespace) -> None:
         verbose=args.verbose,
     )
     start = time.perf_counter()
-    km.fit(X)
+    with config_context(working_memory=args.working_memory):
+        streamed = streams(X)
+        km.fit(X)
     elapsed = time.perf_counter() - start
     print(
         f"fastrbfkm fit: {X.shape[0]} points, {X.shape[1]} features, k={args.k}, "
         f"assignment={args.assignment}, sigma={args.sigma}"
     )
+    if streamed:
+        print(f"data         streamed from disk ({X.nbytes / 2**20:.0f} MiB > working memory)")
     print(summary(km, elapsed))
     if args.out:
         np.save(args.out, km.cluster_centers_)
@@ -134,12 +141,22 @@ def main(argv: list[str] | None = None) -> int:
     fit.add_argument("--labels", help="write the labels to this .npy file")
     fit.add_argument("--seed", type=int, default=0, help="random seed")
     fit.add_argument("--verbose", type=int, default=0, help="progress over temperatures")
+    fit.add_argument(
+        "--working-memory",
+        type=float,
+        default=1024,
+        metavar="MIB",
+        help="memory the fit may use for the data: a larger .npy is streamed from disk in "
+        "blocks of this size (default 1024)",
+    )
     paper = sub.add_parser("paper", help="reproduce the paper's results: tables and figures")
     paper.add_argument("--out", required=True, help="folder for results.md, results.csv, PNGs")
     paper.add_argument("--quick", action="store_true", help="small data: under a minute")
     args = parser.parse_args(argv)
     if args.command == "demo" and (args.k < 1 or args.d < 1 or args.n < args.k):
         parser.error("--n, --k and --d must be positive, with --n at least --k")
+    if args.command == "fit" and not args.working_memory > 0:
+        parser.error("--working-memory must be a positive number of MiB")
     try:
         {"demo": cmd_demo, "fit": cmd_fit, "paper": cmd_paper}[args.command](args)
     except (ValueError, TypeError, OSError) as exc:

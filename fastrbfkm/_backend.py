@@ -24,8 +24,9 @@ from types import ModuleType
 
 import numpy as np
 
+from ._dispatch import is_dask_array, lazy_input, make_rows
 from ._rows import InMemoryRows, Rows
-from ._validation import check_data, check_sample_weight
+from ._validation import check_centers, check_data, check_sample_weight
 
 BACKENDS = ("auto", "cpu", "cuda")
 
@@ -123,8 +124,15 @@ def device_api(backend, X, C=None, logits: bool = False) -> ModuleType | None:
 
 def rows_for(X, C, sample_weight, backend) -> tuple[Rows, np.ndarray]:
     """``(rows, C)``: the validated data as a rows source on the chosen
-    backend (:class:`~fastrbfkm._rows.InMemoryRows` or the GPU's
+    backend (:class:`~fastrbfkm._rows.InMemoryRows`, a streamed file or dask
+    chunks on the CPU (:mod:`fastrbfkm._dispatch`), or the GPU's
     ``DeviceRows``), and the validated centers C in its dtype (on the host)."""
+    lazy = lazy_input(X)  # a dask array or a memory-mapped file to stream
+    if lazy is not None:
+        if check_backend(backend) == "cuda" and is_dask_array(lazy):
+            raise ValueError("backend='cuda' does not take dask arrays.")
+        if is_dask_array(lazy) or choose(backend, lazy, None) == "cpu":
+            return make_rows(lazy, sample_weight), check_centers(C, lazy)
     shape_x, shape_c = shape_of(X), shape_of(C)
     work = None
     if len(shape_x) == 2 and len(shape_c) == 2:

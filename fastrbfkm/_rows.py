@@ -3,7 +3,11 @@
 Everything the fit loop (annealing, Lloyd, swap moves, the estimator) needs
 from X is one of a handful of *passes*: weighted moments, the soft or hard
 sufficient statistics ``(N, S, summary)``, the responsibility-weighted
-scatter, the removal costs, the rows farthest from their centers, the labels.
+scatter, the removal costs, the rows farthest from their centers, the hard
+inertia and counts, the labels, and for the scalable seeding (k-means||, in
+:mod:`fastrbfkm.seeding`) the oversampling draw and a weighted draw of rows
+without replacement, whose random numbers depend on the global row index
+only (:func:`row_uniforms`).
 Each pass is a map over row blocks followed by a reduction of small results
 (k-, k x d- or d x d-sized): ``PASSES[name]`` holds the block function
 ``block(X, w, offset, *args) -> partial``, the associative ``combine(a, b)``
@@ -89,7 +93,7 @@ def _costs_block(X, w, offset, C):
 
 def _farthest_block(X, w, offset, C, m):
     """The block's ``m`` rows farthest from their nearest center, as
-    ``(dist, index, rows, weights, labels)``; ties to the lowest index."""
+    ``(dist, index, rows, weights, labels, m)``; ties to the lowest index."""
     labels, mind, _ = K.hard_assign(X, C, w)
     order = np.argsort(-mind.astype(np.float64), kind="stable")[:m]
     weights = w[order] if w.size else np.ones(order.size)
@@ -99,15 +103,76 @@ def _farthest_block(X, w, offset, C, m):
         X[order].copy(),
         weights,
         labels[order],
+        m,
     )
 
 
-def _farthest_combine(a, b):
-    m = max(a[0].size, b[0].size)
-    dist = np.concatenate([a[0], b[0]])
+def _top_combine(a, b):
+    """The ``m`` (the last item) entries of two partials with the largest
+    score (the first item), ties to the lowest row index (the second)."""
+    m = a[-1]
+    score = np.concatenate([a[0], b[0]])
     index = np.concatenate([a[1], b[1]])
-    order = np.lexsort((index, -dist))[:m]
-    return tuple(np.concatenate([x, y])[order] for x, y in zip(a, b, strict=True))
+    order = np.lexsort((index, -score))[:m]
+    return (
+        *(np.concatenate([x, y])[order] for x, y in zip(a[:-1], b[:-1], strict=True)),
+        m,
+    )
+
+
+def _drop_last(partial):
+    return partial[:-1]
+
+
+def _inertia_block(X, w, offset, C):
+    """``(inertia, counts)``: weighted hard inertia and rows per nearest center."""
+    labels, _, inertia = K.hard_assign(X, C, w, False)
+    return inertia, np.bincount(labels, minlength=C.shape[0])
+
+
+def row_uniforms(key: int, offset: int, n: int) -> np.ndarray:
+    """Uniform draws in [0, 1) for the rows ``offset .. offset + n - 1``.
+
+    Row i takes the first of the four numbers of counter i of a Philox
+    generator keyed by ``key``, so a row's draw depends on its global index
+    only, never on how the rows are split into blocks.
+    """
+    return np.random.Generator(np.random.Philox(key=key).advance(offset)).random((n, 4))[:, 0]
+
+
+def _oversample_block(X, w, offset, C, rate, key):
+    """k-means|| oversampling: every row is drawn with probability
+    ``min(1, rate * w_i * min_k D_ik)``; returns ``(index, rows, weights)``."""
+    _, mind, _ = K.hard_assign(X, C, w)
+    weights = w if w.size else np.ones(X.shape[0])
+    p = rate * weights * mind.astype(np.float64)
+    pick = np.flatnonzero(row_uniforms(key, offset, X.shape[0]) < p)
+    return pick.astype(np.int64) + offset, X[pick].copy(), weights[pick]
+
+
+def _concat_combine(a, b):
+    return tuple(np.concatenate([x, y]) for x, y in zip(a, b, strict=True))
+
+
+def _draw_block(X, w, offset, m, key):
+    """Weighted sampling without replacement (Efraimidis and Spirakis 2006):
+    the ``m`` rows with the largest keys ``log(u_i) / w_i`` (zero weight: never
+    before a positive one), as ``(keys, index, rows, m)``."""
+    u = row_uniforms(key, offset, X.shape[0])
+    with np.errstate(divide="ignore"):
+        keys = np.log(u)
+        if w.size:
+            keys = np.where(w > 0, keys / np.where(w > 0, w, 1.0), -np.inf)
+    order = np.argsort(-keys, kind="stable")[:m]
+    return keys[order], order.astype(np.int64) + offset, X[order].copy(), m
+
+
+def label_counts(labels: np.ndarray, k: int, block: int = 1 << 20) -> np.ndarray:
+    """Rows per label, by blocks (``np.bincount`` copies its input to intp)."""
+    counts = np.zeros(k, dtype=np.int64)
+    for start in range(0, labels.shape[0], block):
+        counts += np.bincount(labels[start : start + block], minlength=k)
+    return counts
 
 
 def _identity(partial):
@@ -133,7 +198,10 @@ PASSES: dict[str, Pass] = {
     "stats": Pass(_stats_block, _stats_combine),
     "scatter": Pass(_scatter_block, _sum_combine),
     "removal_costs": Pass(_costs_block, _sum_combine),
-    "farthest": Pass(_farthest_block, _farthest_combine, rows_per_block=1 << 16),
+    "farthest": Pass(_farthest_block, _top_combine, _drop_last, rows_per_block=1 << 16),
+    "inertia": Pass(_inertia_block, _sum_combine, rows_per_block=1 << 16),
+    "oversample": Pass(_oversample_block, _concat_combine, rows_per_block=1 << 16),
+    "draw": Pass(_draw_block, _top_combine, _drop_last, rows_per_block=1 << 16),
 }
 
 
@@ -191,6 +259,23 @@ class Rows:
         """The ``m`` rows farthest from their nearest center (ties: lowest index)."""
         return Farthest(*self.reduce("farthest", C, m))
 
+    def inertia(self, C: np.ndarray) -> tuple[float, np.ndarray]:
+        """Weighted hard inertia and the number of rows per nearest center."""
+        inertia, counts = self.reduce("inertia", C)
+        return float(inertia), counts
+
+    def oversample(self, C: np.ndarray, rate: float, key: int) -> tuple[np.ndarray, np.ndarray]:
+        """k-means|| draw: ``(rows, weights)`` of the rows drawn independently with
+        probability ``min(1, rate * w_i * min_k D_ik)``, in row order."""
+        _, rows, weights = self.reduce("oversample", C, rate, key)
+        return rows, weights
+
+    def draw(self, m: int, key: int) -> np.ndarray:
+        """``m`` distinct rows drawn with probability in proportion to the
+        weights, without replacement, in row order (all rows when n <= m)."""
+        _, index, rows = self.reduce("draw", m, key)
+        return rows[np.argsort(index, kind="stable")]
+
     def assign(self, C: np.ndarray):
         """``(labels, inertia, counts)``: nearest centers (ties to the lowest
         index), the weighted inertia and the number of rows per center."""
@@ -225,7 +310,7 @@ class InMemoryRows(Rows):
 
     def assign(self, C: np.ndarray):
         labels, _, inertia = K.hard_assign(self.X, C, self.w, False)
-        return labels, float(inertia), np.bincount(labels, minlength=C.shape[0])
+        return labels, float(inertia), label_counts(labels, C.shape[0])
 
     def initial_centers(self, k: int, init, rng: np.random.Generator) -> np.ndarray:
         from .seeding import initial_centers

@@ -60,29 +60,44 @@ def as_float_array(
     if array.ndim == 2 and array.shape[1] == 0:
         raise ValueError(f"{name} must have at least one column; got shape {array.shape}.")
     array = np.ascontiguousarray(array, dtype=target)
-    lo, hi = float(array.min()), float(array.max())
+    check_value_range(float(array.min()), float(array.max()), name, target, array, coordinates)
+    return array
+
+
+def check_value_range(
+    lo: float, hi: float, name: str, dtype: np.dtype, array, coordinates: bool
+) -> None:
+    """Raise unless the smallest and largest values ``lo`` and ``hi`` of
+    ``array`` (anything with a shape: a block, a lazy array) are finite and,
+    for coordinates, small enough for squared distances in ``dtype``."""
     if not (np.isfinite(lo) and np.isfinite(hi)):
         raise ValueError(f"{name} contains NaN or infinity.")
     if coordinates:
-        limit = np.sqrt(np.finfo(target).max / (16.0 * array.shape[1]))
+        limit = np.sqrt(np.finfo(dtype).max / (16.0 * array.shape[1]))
         magnitude = max(-lo, hi)
         if magnitude >= limit:
             raise ValueError(
                 f"{name} has values up to {magnitude:.3g}: squared distances would overflow "
-                f"{target}; rescale the data (the largest usable magnitude is {limit:.3g})."
+                f"{dtype}; rescale the data (the largest usable magnitude is {limit:.3g})."
             )
-    return array
 
 
 def check_data(X, C) -> tuple[np.ndarray, np.ndarray]:
     """Validate data ``X`` (n, d) and centers ``C`` (k, d); C takes X's dtype."""
     X = as_float_array(X, "X", coordinates=True)
-    C = as_float_array(C, "C", dtype=X.dtype, coordinates=True)
+    return X, check_centers(C, X)
+
+
+def check_centers(C, X, name: str = "C") -> np.ndarray:
+    """Centers ``(k, d)`` in the dtype of checked data X, with X's number of
+    columns (X only needs ``dtype`` and ``shape``: it may be a lazy array)."""
+    C = as_float_array(C, name, dtype=X.dtype, coordinates=True)
     if C.shape[1] != X.shape[1]:
         raise ValueError(
-            f"C must have as many columns as X: X has {X.shape[1]} features, C has {C.shape[1]}."
+            f"{name} must have as many columns as X: X has {X.shape[1]} features, "
+            f"{name} has {C.shape[1]}."
         )
-    return X, C
+    return C
 
 
 def check_real(value, name: str) -> float:
@@ -115,11 +130,16 @@ def check_sample_weight(sample_weight, n: int) -> np.ndarray:
     w = as_float_array(sample_weight, "sample_weight", ndim=1, dtype=np.dtype(np.float64))
     if w.shape[0] != n:
         raise ValueError(f"sample_weight must have one entry per row of X ({n}); got {w.shape[0]}.")
-    if w.min() < 0:
-        raise ValueError("sample_weight must be non-negative.")
-    if not w.sum() > 0:
-        raise ValueError("sample_weight must have a positive sum; the weights are all zero.")
+    check_weight_range(float(w.min()), float(w.sum()))
     return w
+
+
+def check_weight_range(lowest: float, total: float) -> None:
+    """Raise unless finite weights are non-negative with a positive sum."""
+    if lowest < 0:
+        raise ValueError("sample_weight must be non-negative.")
+    if not total > 0:
+        raise ValueError("sample_weight must have a positive sum; the weights are all zero.")
 
 
 def check_lr(lr) -> float | None:

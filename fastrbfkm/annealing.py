@@ -33,6 +33,12 @@ from ._validation import (
 MERGE_RADIUS = 1e-2
 #: Softmax rows count as hard when the mass off the winner is at most this.
 SOFTMAX_HARD_TOL = 1e-12
+#: A center splits only when its critical temperature is above the next
+#: temperature by more than this (relative): right after the start just above
+#: sigma_c the two are equal in exact arithmetic (softmax, and entmax15 with
+#: k = 2), and the side on which rounding falls must not decide the split
+#: (it differs with the order of summation, e.g. over Dask chunks).
+SPLIT_MARGIN = 1e-9
 
 
 @dataclass
@@ -357,7 +363,7 @@ def split_unstable(
     wanted = np.argsort(-gain, kind="stable")[: len(spares)]
     pairs = []
     for g in wanted:
-        if critical[g] <= next_sigma:
+        if critical[g] <= next_sigma * (1.0 + SPLIT_MARGIN):
             continue
         j = chosen[g]
         spare = spares.pop(0)
@@ -395,8 +401,10 @@ def anneal(
 
     Parameters
     ----------
-    X : array-like of shape (n, d)
-        Data.
+    X : array-like or dask.array.Array of shape (n, d)
+        Data. A dask array (all features in one chunk) is annealed on the
+        current dask scheduler, its chunks persisted for the run
+        (:mod:`fastrbfkm.dask`).
     C0 : array-like of shape (k, d)
         Initial centers (for instance all at the mean, above the critical
         temperature; see :func:`critical_temperature`).

@@ -19,7 +19,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _kernels as K
 from ._backend import check_backend, choose, cuda_api, is_device_array
-from ._rows import InMemoryRows, Rows
+from ._dispatch import is_dask_array, lazy_input, make_rows
+from ._rows import Rows
 from ._threads import one_blas_thread
 from ._validation import ASSIGNMENTS, as_float_array, check_sample_weight
 from .annealing import critical_from_covariance, geometric_schedule, run_anneal
@@ -101,8 +102,10 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
     ----------
     cluster_centers_ : ndarray of shape (n_clusters, n_features)
         Final centers, in X's float dtype.
-    labels_ : ndarray of shape (n_samples,)
-        Index of every training point's nearest center.
+    labels_ : ndarray or dask array of shape (n_samples,)
+        Index of every training point's nearest center. After a fit on a
+        dask array, a lazy dask array over X's chunks (computing it runs the
+        nearest-center kernel on every chunk again; nothing of X is kept).
     inertia_ : float
         Weighted sum of squared distances to the nearest center.
     n_iter_ : int
@@ -120,6 +123,19 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Names of the features, when X has string column names.
+
+    Notes
+    -----
+    Large data. ``fit``, ``predict``, ``predict_proba``, ``transform`` and
+    ``score`` accept a ``dask.array.Array`` chunked along its rows (see
+    :mod:`fastrbfkm.dask`): the fit runs on the current dask scheduler
+    (threads, or a ``dask.distributed`` client), moves only k x d statistics
+    per pass and gives the numpy result to rounding; predictions are lazy.
+    A ``numpy.memmap`` (``np.load(path, mmap_mode="r")``) larger than
+    scikit-learn's ``working_memory`` (``sklearn.config_context``, 1024 MiB by
+    default) is fitted by streaming row blocks of at most that size from the
+    file. In both cases ``init="k-means++"`` is k-means|| (a few passes
+    instead of k).
 
     Examples
     --------
@@ -231,6 +247,16 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
         check_backend(self.backend)
 
     def _validate_X(self, X, *, reset: bool) -> np.ndarray:
+        # A dask array (every method), or a memory-mapped file to stream (fit):
+        # the values are checked chunk by chunk when they are read.
+        lazy = lazy_input(X) if (reset or is_dask_array(X)) else None
+        if lazy is not None:
+            if not reset and lazy.shape[1] != self.n_features_in_:
+                raise ValueError(
+                    f"X has {lazy.shape[1]} features, but {type(self).__name__} is expecting "
+                    f"{self.n_features_in_} features as input."
+                )
+            return lazy
         if reset:
             X = check_array(X, dtype=[np.float64, np.float32], order="C", accept_sparse=False)
         else:
@@ -253,8 +279,10 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : array-like, numpy.memmap or dask.array.Array of shape (n_samples, n_features)
             Training data. float32 stays float32; anything else becomes float64.
+            A dask array must have all features in one chunk; a memory-mapped
+            file larger than the working memory is streamed (see Notes).
         y : Ignored
             Not used, present for API consistency.
         sample_weight : array-like of shape (n_samples,), default=None
@@ -324,15 +352,22 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
             if X.ndim == 2:
                 self._check_params(X.shape[0], X.shape[1], np.dtype(X.dtype))
             return DeviceRows.from_input(X, sample_weight)
-        X = self._validate_X(X, reset=True)
+        X = self._validate_X(X, reset=True)  # lazily for dask arrays and streamed files
         n, d = X.shape
         self._check_params(n, d, X.dtype)
-        w = check_sample_weight(sample_weight, n)
+        if is_dask_array(X):
+            if self.backend == "cuda":
+                raise ValueError(
+                    "backend='cuda' does not take dask arrays: fit the chunks on the "
+                    "workers' CPUs (backend='cpu' or 'auto')."
+                )
+            return make_rows(X, sample_weight)
         if choose(self.backend, X, n * d * int(self.n_clusters)) == "cuda":
             from .cuda.rows import DeviceRows
 
-            return DeviceRows.from_input(X, w if w.size else None)
-        return InMemoryRows(X, w)
+            w = check_sample_weight(sample_weight, n)
+            return DeviceRows.from_input(np.asarray(X), w if w.size else None)
+        return make_rows(X, sample_weight)
 
     def _fit_once(self, rows, mode, k, tol, mean, cov, sigma_c, seed, run) -> dict:
         rng = np.random.default_rng(seed)
@@ -377,11 +412,10 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
             lloyd = run_lloyd(rows, C, int(self.max_iter), tol)
             if mode != K.HARD:
                 lloyd = improve_by_swaps(rows, lloyd, int(self.max_iter), tol)
-            C, labels, inertia, counts = lloyd.centers, lloyd.labels, lloyd.inertia, lloyd.counts
+            C = lloyd.centers
             n_iter += lloyd.n_iter
             sigma = 0.0
-        else:
-            labels, inertia, counts = rows.assign(C)
+        labels, inertia, counts = rows.assign(C)
         return {
             "centers": np.ascontiguousarray(C, dtype=rows.dtype),
             "labels": labels,
@@ -442,11 +476,16 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
         -------
         labels : ndarray of shape (n_samples,)
             Nearest center, ties to the lowest index (a device array for
-            CUDA input).
+            CUDA input; a lazy dask array for dask input, its chunks checked
+            when computed).
         """
         X, gpu = self._predict_data(X)
         if gpu is not None:
             return gpu.nearest(X, self._centers_like(X))[0]
+        if is_dask_array(X):
+            from .dask import predict
+
+            return predict(X, self._centers_like(X))
         labels, _, _ = K.hard_assign(X, self._centers_like(X), np.empty(0), False)
         return labels
 
@@ -464,12 +503,16 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
         R : ndarray of shape (n_samples, n_clusters)
             Rows summing to 1: the fitted assignment at ``sigma_``, one-hot
             when ``sigma_`` is 0 (hard K-Means, or after ``refine``); a
-            device array for CUDA input.
+            device array for CUDA input, a lazy dask array for dask input.
         """
         X, gpu = self._predict_data(X)
         mode = ASSIGNMENTS[self.assignment] if self.sigma_ > 0 else K.HARD
         if gpu is not None:
             return gpu.responsibilities(X, self._centers_like(X), self.sigma_, mode)
+        if is_dask_array(X):
+            from .dask import predict_proba
+
+            return predict_proba(X, self._centers_like(X), self.sigma_, mode)
         return K.responsibilities(X, self._centers_like(X), self.sigma_, mode)
 
     @one_blas_thread
@@ -484,11 +527,16 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
         Returns
         -------
         D : ndarray of shape (n_samples, n_clusters)
-            ``||x - c_k||``, in X's float dtype (a device array for CUDA input).
+            ``||x - c_k||``, in X's float dtype (a device array for CUDA
+            input, a lazy dask array for dask input).
         """
         X, gpu = self._predict_data(X)
         if gpu is not None:
             return gpu.distances(X, self._centers_like(X))
+        if is_dask_array(X):
+            from .dask import transform
+
+            return transform(X, self._centers_like(X))
         return np.sqrt(K.squared_distances(X, self._centers_like(X)))
 
     @one_blas_thread
@@ -512,6 +560,10 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
         X, gpu = self._predict_data(X)
         if gpu is not None:
             return -float(gpu.nearest(X, self._centers_like(X), sample_weight)[1])
+        if is_dask_array(X):
+            from .dask import inertia
+
+            return -inertia(X, self._centers_like(X), sample_weight)
         w = check_sample_weight(sample_weight, X.shape[0])
         _, _, inertia = K.hard_assign(X, self._centers_like(X), w, False)
         return -float(inertia)
@@ -535,6 +587,10 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
                 )
             return X, gpu
         X = self._validate_X(X, reset=False)
+        if is_dask_array(X):
+            if self.backend == "cuda":
+                raise ValueError("backend='cuda' does not take dask arrays.")
+            return X, None
         work = X.shape[0] * X.shape[1] * self.cluster_centers_.shape[0]
         return X, (cuda_api() if choose(self.backend, X, work) == "cuda" else None)
 

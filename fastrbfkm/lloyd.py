@@ -22,7 +22,6 @@ class LloydResult:
     """Outcome of :func:`run_lloyd`."""
 
     centers: np.ndarray
-    labels: np.ndarray
     inertia: float
     n_iter: int
     counts: np.ndarray  # rows per center
@@ -69,8 +68,8 @@ def run_lloyd(rows: Rows, C: np.ndarray, max_iter: int, tol: float) -> LloydResu
         C = new
         if shift <= tol:
             break
-    labels, inertia, counts = rows.assign(C)
-    return LloydResult(C, labels, inertia, n_iter, counts)
+    inertia, counts = rows.inertia(C)
+    return LloydResult(C, inertia, n_iter, counts)
 
 
 def improve_by_swaps(
@@ -120,4 +119,4 @@ def improve_by_swaps(
                 break
         if not improved:
             break
-    return LloydResult(best.centers, best.labels, best.inertia, n_iter, best.counts)
+    return LloydResult(best.centers, best.inertia, n_iter, best.counts)

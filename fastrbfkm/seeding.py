@@ -1,11 +1,28 @@
-"""Initial centers: greedy k-means++, weighted random rows, or given."""
+"""Initial centers: greedy k-means++, weighted random rows, or given.
+
+In memory, ``"k-means++"`` is greedy k-means++ over all rows. Over a rows
+source whose data is not in one place (Dask chunks, blocks streamed from
+disk), it is k-means|| (Bahmani et al. 2012), which needs a few passes
+instead of k: a first center drawn in proportion to the weights, then a few
+rounds that each draw every row independently with probability
+``l w_i D(x_i)^2 / phi`` (``l = 2k`` expected candidates a round, ``phi``
+the weighted inertia at the candidates so far), and finally greedy weighted
+k-means++ on the candidates, each weighted by the mass of the rows nearest
+to it.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
 from . import _kernels as K
+from ._rows import Rows
 from ._validation import as_float_array, check_sample_weight
+
+#: k-means||: expected candidates drawn per round, per center (l = 2k).
+OVERSAMPLING = 2.0
+#: k-means||: oversampling rounds (Bahmani et al. find 5 enough).
+ROUNDS = 5
 
 
 def initial_centers(X: np.ndarray, k: int, init, w: np.ndarray, rng: np.random.Generator):
@@ -18,6 +35,48 @@ def initial_centers(X: np.ndarray, k: int, init, w: np.ndarray, rng: np.random.G
             p = None  # too few weighted rows to draw k distinct ones
         return X[np.sort(rng.choice(X.shape[0], size=k, replace=False, p=p))].copy()
     return np.array(init, dtype=X.dtype, order="C", copy=True)
+
+
+def scalable_initial_centers(rows: Rows, k: int, init, rng: np.random.Generator) -> np.ndarray:
+    """Initial centers (k, d) over any rows source, in a few passes:
+    k-means|| for ``"k-means++"``, a weighted draw of k distinct rows for
+    ``"random"``, a copy of given centers (``init`` already checked).
+
+    The random numbers of a pass depend on the global row index only, so the
+    centers do not depend on how the rows are split into blocks or chunks.
+    """
+    if not isinstance(init, str):
+        return np.array(init, dtype=rows.dtype, order="C", copy=True)
+    if init == "random":
+        return rows.draw(k, _key(rng))
+    return kmeans_parallel(rows, k, rng)
+
+
+def _key(rng: np.random.Generator) -> int:
+    return int(rng.integers(0, 2**63))
+
+
+def kmeans_parallel(rows: Rows, k: int, rng: np.random.Generator) -> np.ndarray:
+    """k-means|| seeding over a rows source: ``(k, d)`` centers, rows of X.
+
+    With fewer than k candidates (data with few distinct points), distinct
+    rows drawn in proportion to the weights fill up; only when X has fewer
+    than k distinct rows are centers repeated.
+    """
+    C = rows.draw(1, _key(rng))
+    for _ in range(ROUNDS):
+        phi, _ = rows.inertia(C)
+        if not phi > 0:
+            break  # every row is on a candidate
+        new, _ = rows.oversample(C, OVERSAMPLING * k / phi, _key(rng))
+        C = np.concatenate([C, new])
+    if C.shape[0] <= k:
+        more = np.concatenate([C, rows.draw(k, _key(rng))])
+        _, first = np.unique(more, axis=0, return_index=True)
+        distinct = more[np.sort(first)]
+        return np.resize(distinct, (k, C.shape[1])) if distinct.shape[0] < k else distinct[:k]
+    weights = rows.stats(C, 0.0, K.HARD)[0]
+    return C[seed_indices(C, k, weights, rng)].copy()
 
 
 def seed_indices(X: np.ndarray, k: int, w: np.ndarray, rng: np.random.Generator) -> np.ndarray:

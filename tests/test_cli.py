@@ -55,6 +55,33 @@ def test_fit_reads_npy_and_csv_and_writes_outputs(tmp_path):
     assert out.returncode == 0, out.stderr
 
 
+def test_fit_streams_a_npy_larger_than_the_working_memory(tmp_path):
+    X, _ = make_blobs(20_000, centers=3, n_features=4, random_state=2)  # 625 KiB
+    np.save(tmp_path / "X.npy", X)
+    init = ["--assignment", "hard", "--seed", "0"]
+    outputs = []
+    for memory in ("0.1", "1024"):
+        labels = tmp_path / f"labels-{memory}.npy"
+        out = run(
+            "fit",
+            str(tmp_path / "X.npy"),
+            "--k",
+            "3",
+            *init,
+            "--labels",
+            str(labels),
+            "--working-memory",
+            memory,
+        )
+        assert out.returncode == 0, out.stderr
+        assert ("streamed from disk" in out.stdout) == (memory == "0.1")
+        outputs.append(np.load(labels))
+    # k-means|| (streamed) and k-means++ (in memory) find the same three blobs.
+    assert len({(a, b) for a, b in zip(*outputs, strict=True)}) == 3
+    out = run("fit", str(tmp_path / "X.npy"), "--k", "3", "--working-memory", "0")
+    assert out.returncode == 2 and "--working-memory" in out.stderr
+
+
 def test_fit_user_errors_are_one_line(tmp_path):
     np.save(tmp_path / "obj.npy", np.array([{"a": 1}], dtype=object))
     np.save(tmp_path / "X.npy", np.ones((5, 2)))

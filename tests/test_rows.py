@@ -90,3 +90,45 @@ def test_in_memory_assign_counts_rows():
     np.testing.assert_array_equal(counts, np.bincount(labels, minlength=4))
     D = ((X[:, None, :] - C[None]) ** 2).sum(-1)
     np.testing.assert_allclose(inertia, (w * D.min(1)).sum(), rtol=1e-10)
+
+
+def test_farthest_keeps_m_rows_when_blocks_are_shorter():
+    X = np.arange(10.0)[:, None]
+    C = np.array([[-1.0]])
+    w = np.empty(0)
+    far = split_pass("farthest", X, w, [0, 2, 4, 7, 10], C, 6)
+    np.testing.assert_array_equal(far[1], [9, 8, 7, 6, 5, 4])
+    np.testing.assert_array_equal(far[1], InMemoryRows(X, w).farthest(C, 6).index)
+
+
+@pytest.mark.parametrize("unit", [True, False])
+def test_inertia_combine(unit):
+    X, C, w = make_problem(333, 3, 5)
+    w = np.empty(0) if unit else w
+    inertia, counts = split_pass("inertia", X, w, BOUNDS, C)
+    _, ref, ref_counts = InMemoryRows(X, w).assign(C)
+    np.testing.assert_allclose(inertia, ref, rtol=1e-12)
+    np.testing.assert_array_equal(counts, ref_counts)
+
+
+@pytest.mark.parametrize("unit", [True, False])
+def test_random_draws_do_not_depend_on_the_blocks(unit):
+    X, C, w = make_problem(333, 3, 5)
+    w = np.empty(0) if unit else w
+    rows = InMemoryRows(X, w)
+    for name, args in [("oversample", (C, 0.02, 7)), ("draw", (9, 7))]:
+        whole = rows.reduce(name, *args)
+        split = split_pass(name, X, w, BOUNDS, *args)
+        for a, b in zip(whole, split, strict=True):
+            np.testing.assert_array_equal(a, b)
+    drawn = rows.draw(9, 7)
+    assert len(np.unique(drawn, axis=0)) == 9
+    assert 0 < rows.oversample(C, 0.02, 7)[0].shape[0] < 333
+
+
+def test_draw_prefers_heavy_rows_and_never_takes_zero_weight_first():
+    X = np.arange(6.0)[:, None]
+    w = np.array([0.0, 1e-9, 0.0, 1e9, 0.0, 1e9])
+    drawn = InMemoryRows(X, w).draw(2, 3)
+    np.testing.assert_array_equal(drawn[:, 0], [3.0, 5.0])
+    assert InMemoryRows(X, w).draw(3, 3)[:, 0].tolist() == [1.0, 3.0, 5.0]

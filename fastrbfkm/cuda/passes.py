@@ -304,6 +304,14 @@ def farthest(X, C: np.ndarray, w, m: int, ws: Workspace):
     return dist, picked, gather(X, picked, ws), weights, chosen_labels
 
 
+def inertia(X, C: np.ndarray, w, ws: Workspace):
+    """``(inertia, counts)`` of :meth:`fastrbfkm._rows.Rows.inertia`; the
+    labels stay on the device (only the k counts come back)."""
+    labels, _, _, total, _ = nearest(X, C, w, ws)
+    counts = np.bincount(labels.copy_to_host(), minlength=C.shape[0])
+    return total, counts
+
+
 def assign(X, C: np.ndarray, w, ws: Workspace):
     """``(labels, inertia, counts)`` of :meth:`fastrbfkm._rows.Rows.assign`:
     host int32 labels (the fit's result, as the CPU's), the inertia and rows

@@ -53,6 +53,9 @@ class DeviceRows(Rows):
         if name == "farthest":
             C, m = args
             return passes.farthest(X, self._centers(C), w, int(m), ws)
+        if name == "inertia":
+            (C,) = args
+            return passes.inertia(X, self._centers(C), w, ws)
         raise ValueError(f"unknown pass {name!r}")
 
     def assign(self, C: np.ndarray):

@@ -1,0 +1,149 @@
+"""Out-of-core fitting: a memory-mapped file's rows, streamed block by block.
+
+A ``numpy.memmap`` larger than the memory the fit may use (scikit-learn's
+``working_memory`` setting, 1024 MiB unless changed with
+``sklearn.config_context(working_memory=...)``) is not read through the
+mapping: every pass reads the file's rows in order, one block at a time, with
+ordinary reads into one reused buffer of at most ``working_memory`` bytes,
+and runs the pass's block function (:data:`fastrbfkm._rows.PASSES`) on it.
+Reading through the mapping itself would leave every page of the file that
+a pass touched mapped into the process and counted in its resident memory;
+file reads go through the page cache, which the system reclaims as it needs.
+
+The values (NaN, inf, magnitude) are checked block by block during the first
+pass, so no pass is spent on validation alone.
+"""
+
+from __future__ import annotations
+
+import mmap
+from collections.abc import Iterator
+
+import numpy as np
+from sklearn import get_config
+
+from . import _kernels as K
+from ._rows import PASSES, Rows, label_counts
+from ._validation import as_float_array
+from .seeding import scalable_initial_centers
+
+
+def working_memory_bytes() -> int:
+    """scikit-learn's ``working_memory`` (MiB) in bytes: the block budget."""
+    return int(get_config()["working_memory"] * 2**20)
+
+
+def file_region(X) -> tuple[str, int] | None:
+    """``(filename, offset)`` of the first row of a C-contiguous 2-D
+    ``numpy.memmap`` (or a row slice of one) in its file; None otherwise."""
+    if not isinstance(X, np.memmap) or X.ndim != 2 or not X.flags.c_contiguous:
+        return None
+    root = X
+    while not isinstance(root.base, mmap.mmap):
+        if not isinstance(root.base, np.memmap):
+            return None
+        root = root.base
+    if root.filename is None:
+        return None
+    return root.filename, int(root.offset) + (X.ctypes.data - root.ctypes.data)
+
+
+def streams(X) -> bool:
+    """Whether the estimator streams X: a C-contiguous, real, 2-D, non-empty
+    ``numpy.memmap`` larger than the working memory."""
+    return (
+        isinstance(X, np.memmap)
+        and X.ndim == 2
+        and X.size > 0
+        and X.dtype.kind in "biuf"
+        and X.nbytes > working_memory_bytes()
+        and file_region(X) is not None
+    )
+
+
+def _read_exactly(file, view: memoryview, filename: str) -> None:
+    done = 0
+    while done < len(view):
+        got = file.readinto(view[done:])
+        if not got:
+            raise OSError(f"{filename}: the file ended before the array did.")
+        done += got
+
+
+class StreamedRows(Rows):
+    """Rows of a memory-mapped file, read in blocks into one reused buffer.
+
+    Parameters
+    ----------
+    X : numpy.memmap
+        The data (:func:`streams`); float32 stays float32, other dtypes are
+        converted block by block to float64.
+    w : ndarray
+        Checked weights, length 0 for unit weights.
+    block_rows : int or None, default=None
+        Rows per block; None fits a block (and, for a converted dtype, its raw
+        bytes) into the working memory.
+    """
+
+    def __init__(self, X: np.memmap, w: np.ndarray, block_rows: int | None = None):
+        self.filename, self.start = file_region(X)
+        self.n, self.d = X.shape
+        self.raw = X.dtype
+        self.dtype = np.dtype(np.float32 if X.dtype == np.float32 else np.float64)
+        self.w = w
+        self.weight = float(w.sum()) if w.size else float(self.n)
+        self.convert = self.raw != self.dtype
+        row_bytes = self.d * (self.dtype.itemsize + (self.raw.itemsize if self.convert else 0))
+        if block_rows is None:
+            block_rows = working_memory_bytes() // row_bytes
+        self.block_rows = int(max(1, min(block_rows, self.n)))
+        self._buffers: tuple[np.ndarray, np.ndarray | None] | None = None
+        self._checked = False
+
+    def blocks(self) -> Iterator[tuple[int, np.ndarray]]:
+        """``(offset, block)`` for every block in row order; the block is a view
+        of the reused buffer, valid until the next one is read."""
+        if self._buffers is None:
+            rows = self.block_rows
+            self._buffers = (
+                np.empty((rows, self.d), dtype=self.dtype),
+                np.empty((rows, self.d), dtype=self.raw) if self.convert else None,
+            )
+        buffer, raw = self._buffers
+        row_bytes = self.d * self.raw.itemsize
+        with open(self.filename, "rb", buffering=0) as file:
+            for start in range(0, self.n, self.block_rows):
+                stop = min(self.n, start + self.block_rows)
+                block = buffer[: stop - start]
+                target = raw[: stop - start] if self.convert else block
+                file.seek(self.start + start * row_bytes)
+                _read_exactly(file, memoryview(target.view(np.uint8)).cast("B"), self.filename)
+                if self.convert:
+                    np.copyto(block, target, casting="unsafe")
+                if not self._checked:
+                    as_float_array(block, "X", dtype=self.dtype, coordinates=True)
+                yield start, block
+        self._checked = True
+
+    def _weights(self, start: int, rows: int) -> np.ndarray:
+        return self.w[start : start + rows] if self.w.size else self.w
+
+    def reduce(self, name: str, *args):
+        step = PASSES[name]
+        partial = None
+        for start, X in self.blocks():
+            part = step.block(X, self._weights(start, X.shape[0]), start, *args)
+            partial = part if partial is None else step.combine(partial, part)
+        return step.finish(partial)
+
+    def assign(self, C: np.ndarray):
+        labels = np.empty(self.n, dtype=np.int32)
+        inertia = 0.0
+        for start, X in self.blocks():
+            part, _, block_inertia = K.hard_assign(X, C, self._weights(start, X.shape[0]))
+            labels[start : start + X.shape[0]] = part
+            inertia += block_inertia
+        return labels, inertia, label_counts(labels, C.shape[0])
+
+    def initial_centers(self, k: int, init, rng: np.random.Generator) -> np.ndarray:
+        return scalable_initial_centers(self, k, init, rng)
