@@ -56,33 +56,34 @@ def assign_row(mode, e, sigma, r, work):
 
 
 @njit(cache=True)
-def row_best_two(e):
-    """``(min, argmin, second smallest)`` of a row (ties to the lowest index;
-    the second is ``inf`` when k = 1)."""
-    best = np.float64(e[0])
-    second = np.inf
-    arg = 0
-    for j in range(1, e.shape[0]):
-        v = np.float64(e[j])
-        if v < best:
-            second = best
-            best = v
-            arg = j
-        elif v < second:
-            second = v
-    return best, arg, second
+def out_of_reach(mode, emin, value, sigma):
+    """Whether an energy ``value >= emin`` gets exactly zero responsibility
+    in a row whose minimum is ``emin``, as the row functions decide it
+    (entmax15: not a candidate, its half gap exceeds 1; softmax: its
+    exponential underflows to 0). A row whose other entries are all out of
+    reach is exactly one-hot, with free energy ``emin``."""
+    if mode == SOFTMAX:
+        return (value - emin) / sigma >= EXP_UNDERFLOW
+    return half_gap(value, emin, sigma) > 1.0
 
 
 @njit(cache=True)
-def isolated(mode, emin, second, sigma):
-    """Whether a row whose two smallest energies are ``emin <= second`` has an
-    exactly one-hot soft assignment at ``sigma``: every other entry is out of
-    reach (entmax15: not a candidate, its half gap exceeds 1; softmax: its
-    exponential underflows to 0), as the row functions decide it. Its free
-    energy is then exactly ``emin``."""
+def one_hot(mode, e, emin, arg, sigma):
+    """Whether every entry of row ``e`` but its argmin ``arg`` is out of reach
+    (:func:`out_of_reach`, with entmax15's half gap written out so that the
+    scale ``0.5 / sigma`` is formed once per row: the same products)."""
     if mode == SOFTMAX:
-        return (second - emin) / sigma >= EXP_UNDERFLOW
-    return half_gap(second, emin, sigma) > 1.0
+        for j in range(e.shape[0]):
+            if j != arg and not out_of_reach(mode, emin, np.float64(e[j]), sigma):
+                return False
+        return True
+    scale = 0.5 / sigma
+    for j in range(e.shape[0]):
+        # half_gap(v) > 1 is (v - emin) * scale > 1 when v > emin, and false
+        # otherwise; the product below is <= 0 or NaN exactly then.
+        if j != arg and not (np.float64(e[j]) - emin) * scale > 1.0:
+            return False
+    return True
 
 
 @njit(cache=True)

@@ -10,7 +10,7 @@ chunk order. No ``(n, k)`` array is ever held.
 import numpy as np
 from numba import njit, prange
 
-from .assignment import HARD, assign_block_row, isolated, row_best_two
+from .assignment import HARD, assign_block_row, one_hot, out_of_reach, row_argmin
 from .chunks import BLOCK_ROWS, chunk_bounds, n_chunks
 from .distances import (
     DIRECT_MAX,
@@ -76,10 +76,11 @@ def block_stats(X, C, w, sigma, mode, with_stats):
                 if direct:
                     emin = np.float64(best[i - b])
                     arg = nearest[i - b]
-                    runner = np.float64(second[i - b])
+                    lone = hard or out_of_reach(mode, emin, np.float64(second[i - b]), sigma)
                 else:
-                    emin, arg, runner = row_best_two(D[i - b])
-                if hard or isolated(mode, emin, runner, sigma):
+                    emin, arg = row_argmin(D[i - b])
+                    lone = hard or one_hot(mode, D[i - b], emin, arg, sigma)
+                if lone:
                     # One-hot rows (every row when hard; at low temperature
                     # most): free energy emin, accumulate at the winner only.
                     objective += wi * emin
