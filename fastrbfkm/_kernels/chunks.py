@@ -9,7 +9,7 @@ bit-identical whatever ``NUMBA_NUM_THREADS`` is.
 from numba import njit
 
 #: Rows of distances computed together before they are consumed.
-BLOCK_ROWS = 64
+BLOCK_ROWS = 256
 #: Fewest rows a chunk is given (keeps the per-chunk overhead negligible).
 MIN_CHUNK_ROWS = 2048
 #: Most chunks: enough to balance many threads, few enough to reduce cheaply.
