@@ -22,7 +22,8 @@ or a GPU implement the same methods, so the loop above never changes.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -219,7 +220,20 @@ class Farthest:
     labels: np.ndarray
 
 
-class Rows:
+def fold(name: str, blocks: Iterable[tuple[int, np.ndarray]], w: np.ndarray, *args):
+    """Run the pass ``PASSES[name]`` over ``(offset, block)`` pairs in row
+    order, combining each block's partial with the earlier rows', and finish
+    it. ``w`` holds the weights of all rows (length 0: unit weights)."""
+    step = PASSES[name]
+    partial = None
+    for start, X in blocks:
+        weights = w[start : start + X.shape[0]] if w.size else w
+        part = step.block(X, weights, start, *args)
+        partial = part if partial is None else step.combine(partial, part)
+    return step.finish(partial)
+
+
+class Rows(ABC):
     """Where the fit's data lives; every pass of the fit over X is a method.
 
     Subclasses set ``n``, ``d``, ``dtype`` and ``weight`` (the total sample
@@ -235,9 +249,9 @@ class Rows:
     dtype: np.dtype
     weight: float
 
+    @abstractmethod
     def reduce(self, name: str, *args):
         """Run the pass ``PASSES[name]`` over every block and reduce it."""
-        raise NotImplementedError
 
     def moments(self, weighted: bool = True) -> tuple[np.ndarray, np.ndarray]:
         """Mean ``(d,)`` and covariance ``(d, d)``, weighted or not, float64."""
@@ -276,14 +290,14 @@ class Rows:
         _, index, rows = self.reduce("draw", m, key)
         return rows[np.argsort(index, kind="stable")]
 
+    @abstractmethod
     def assign(self, C: np.ndarray):
         """``(labels, inertia, counts)``: nearest centers (ties to the lowest
         index), the weighted inertia and the number of rows per center."""
-        raise NotImplementedError
 
+    @abstractmethod
     def initial_centers(self, k: int, init, rng: np.random.Generator) -> np.ndarray:
         """``(k, d)`` initial centers: ``"k-means++"``, ``"random"`` or given."""
-        raise NotImplementedError
 
 
 class InMemoryRows(Rows):
@@ -298,15 +312,9 @@ class InMemoryRows(Rows):
         self.weight = float(w.sum()) if w.size else float(self.n)
 
     def reduce(self, name: str, *args):
-        step = PASSES[name]
-        size = step.rows_per_block or self.n
-        partial = None
-        for start in range(0, self.n, size):
-            X = self.X[start : start + size]
-            w = self.w[start : start + size] if self.w.size else self.w
-            part = step.block(X, w, start, *args)
-            partial = part if partial is None else step.combine(partial, part)
-        return step.finish(partial)
+        size = PASSES[name].rows_per_block or self.n
+        blocks = ((start, self.X[start : start + size]) for start in range(0, self.n, size))
+        return fold(name, blocks, self.w, *args)
 
     def assign(self, C: np.ndarray):
         labels, _, inertia = K.hard_assign(self.X, C, self.w, False)

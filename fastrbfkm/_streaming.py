@@ -23,7 +23,7 @@ import numpy as np
 from sklearn import get_config
 
 from . import _kernels as K
-from ._rows import PASSES, Rows, label_counts
+from ._rows import Rows, fold, label_counts
 from ._validation import as_float_array
 from .seeding import scalable_initial_centers
 
@@ -129,12 +129,7 @@ class StreamedRows(Rows):
         return self.w[start : start + rows] if self.w.size else self.w
 
     def reduce(self, name: str, *args):
-        step = PASSES[name]
-        partial = None
-        for start, X in self.blocks():
-            part = step.block(X, self._weights(start, X.shape[0]), start, *args)
-            partial = part if partial is None else step.combine(partial, part)
-        return step.finish(partial)
+        return fold(name, self.blocks(), self.w, *args)
 
     def assign(self, C: np.ndarray):
         labels = np.empty(self.n, dtype=np.int32)
