@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda
 
-from .._validation import as_float_array, check_sample_weight
+from .._validation import as_float_array, check_sample_weight, check_value_range
 from . import reduce
 from .config import ROW_THREADS, SIMULATOR, SPAN, cdiv
 
@@ -72,14 +72,7 @@ def check_device_array(obj, name: str, *, ndim: int = 2, coordinates: bool = Fal
     lo, hi, bad, _ = value_ranges(A)
     if bad:
         raise ValueError(f"{name} contains NaN or infinity.")
-    if coordinates:
-        limit = np.sqrt(np.finfo(dtype).max / (16.0 * A.shape[1]))
-        magnitude = max(-lo, hi)
-        if magnitude >= limit:
-            raise ValueError(
-                f"{name} has values up to {magnitude:.3g}: squared distances would overflow "
-                f"{dtype}; rescale the data (the largest usable magnitude is {limit:.3g})."
-            )
+    check_value_range(lo, hi, name, dtype, A, coordinates)
     return A
 
 
