@@ -181,21 +181,60 @@ def geometric_schedule(start: float, stop: float, cooling: float) -> np.ndarray:
     return start * cooling ** np.arange(count)
 
 
+@dataclass(frozen=True)
+class AnnealSettings:
+    """How :func:`run_anneal` converges at a temperature and moves down the schedule.
+
+    Attributes
+    ----------
+    max_iter : int
+        Most soft Lloyd steps at one temperature.
+    tol : float
+        Absolute tolerance on the squared shift of the centers in one step.
+    scale2 : float
+        The data's mean feature variance (sets the rounding floor of ``tol``).
+    perturbation : float
+        Size of the symmetry-breaking nudge, relative to the spread of the
+        center being split along its principal axis.
+    stop_when_hard : bool
+        Stop after the first temperature at which every row is hard.
+    skip_idle : bool
+        Jump over the temperatures of the schedule at which nothing can
+        happen: while the centers are converged and no spare center is
+        waiting for an unstable center above the next temperature, go
+        straight to the first temperature below the highest critical
+        temperature among the centers that would get a spare.
+    until_all_active : bool
+        Stop at the first temperature at which every center is active (a
+        fit that finishes with hard Lloyd iterations needs no colder soft
+        solution: the annealing has placed every center).
+    record_all : bool
+        Record the free energy and the supports of the k-center model at
+        every temperature, spares included (one more pass at the
+        temperatures where spares are parked). Without it they are those of
+        the active centers.
+    """
+
+    max_iter: int
+    tol: float
+    scale2: float
+    perturbation: float = 1e-3
+    stop_when_hard: bool = False
+    skip_idle: bool = False
+    until_all_active: bool = False
+    record_all: bool = True
+
+
 def run_anneal(
     rows: Rows,
     C: np.ndarray,
     sigmas: np.ndarray,
     mode: int,
-    max_iter: int,
-    tol: float,
-    scale2: float,
+    settings: AnnealSettings,
     rng: np.random.Generator,
-    perturbation: float,
-    stop_when_hard: bool = False,
     callback: Callable[[int, float, np.ndarray, np.ndarray, int], None] | None = None,
 ) -> AnnealPath:
-    """Anneal the centers C over a rows source; ``tol`` is absolute (squared center shift) and
-    ``scale2`` the data's mean feature variance (sets the rounding floor).
+    """Anneal the centers C over a rows source down the temperatures ``sigmas``.
 
     Exact copies among the initial centers are spares: they are parked on
     the first of their group and take no part until :func:`split_unstable`
@@ -208,27 +247,33 @@ def run_anneal(
     """
     weight = rows.weight
     eps = float(np.finfo(rows.dtype).eps)
-    noise = (100.0 * eps) ** 2 * scale2 * C.shape[0]
-    floor = max(1e-6 * tol, noise)
-    tol = max(tol, noise)
+    noise = (100.0 * eps) ** 2 * settings.scale2 * C.shape[0]
+    floor = max(1e-6 * settings.tol, noise)
+    tol = max(settings.tol, noise)
     path = _PathBuilder()
     C = C.astype(rows.dtype, copy=True)
     _, first, parent = np.unique(C, axis=0, return_index=True, return_inverse=True)
     parent = first[parent.ravel()]  # each center's group leader
     active = parent == np.arange(C.shape[0])
     pairs = np.empty((0, 2), dtype=np.int64)  # centers split apart before this temperature
-    for t, sigma in enumerate(sigmas):
+    t = 0
+    while t < len(sigmas):
+        sigma = sigmas[t]
         fresh = np.searchsorted(np.flatnonzero(active), pairs)  # the pairs' rows in A
         A, new, summary, it, converged, closed = _converge(
-            rows, np.ascontiguousarray(C[active]), sigma, mode, max_iter, tol, floor, fresh
+            rows, np.ascontiguousarray(C[active]), sigma, mode, settings.max_iter, tol, floor, fresh
         )
         C[active] = A
         C[~active] = C[parent[~active]]
+        if settings.record_all and not active.all():
+            summary = rows.stats(C, sigma, mode)[2]  # the k-center model, spares included
         path.add(sigma, C, summary, weight, it, converged, int(active.sum()))
         if callback is not None:
-            callback(t, sigma, C, summary, it)
+            callback(len(path.rows) - 1, sigma, C, summary, it)
         C[active] = new
-        if stop_when_hard and active.all() and is_hard(summary, mode):
+        if settings.stop_when_hard and active.all() and is_hard(summary, mode):
+            break
+        if settings.until_all_active and active.all():
             break
         # A split that closed instead of opening was premature: the spare
         # goes back, and the center may try again at a colder temperature.
@@ -241,10 +286,17 @@ def run_anneal(
         merge_copies(C, active, parent, MERGE_RADIUS * np.sqrt(sigma))
         C[~active] = C[parent[~active]]
         pairs = np.empty((0, 2), dtype=np.int64)
-        if t + 1 < len(sigmas) and not active.all():
-            pairs = split_unstable(
-                rows, C, active, parent, sigma, sigmas[t + 1], mode, rng, perturbation
-            )
+        t += 1
+        if t < len(sigmas) and not active.all():
+            found = candidates(rows, C, active, sigma, mode)
+            if settings.skip_idle and converged and not found.unstable(sigmas[t]).any():
+                # Nothing splits at the next temperature: go to the first one
+                # at which a candidate does.
+                below = np.flatnonzero(
+                    found.critical.max(initial=0.0) > sigmas[t:] * (1.0 + SPLIT_MARGIN)
+                )
+                t += int(below[0]) if below.size else len(sigmas) - 1 - t
+            pairs = split_unstable(C, active, parent, found, sigmas[t], rng, settings.perturbation)
     return path.build(_name(mode))
 
 
@@ -315,37 +367,42 @@ def is_hard(summary: np.ndarray, mode: int) -> bool:
     return bool(summary[K.SOFT] == 0)
 
 
-def split_unstable(
-    rows: Rows,
-    C: np.ndarray,
-    active: np.ndarray,
-    parent: np.ndarray,
-    sigma: float,
-    next_sigma: float,
-    mode: int,
-    rng: np.random.Generator,
-    perturbation: float,
-) -> np.ndarray:
-    """Seeded symmetry breaking: split spare centers off the active centers
-    that are unstable at ``next_sigma``, in place.
+@dataclass(frozen=True)
+class Candidates:
+    """The active centers that would get the spare centers, most wanted first,
+    with the temperature below which each is unstable (:func:`candidates`)."""
+
+    index: np.ndarray  # (m,) center indices
+    critical: np.ndarray  # (m,) their critical temperatures
+    spread: np.ndarray  # (m,) largest eigenvalue of their local covariance
+    axes: np.ndarray  # (m, d) its eigenvector
+
+    def unstable(self, next_sigma: float) -> np.ndarray:
+        """Which candidates split at ``next_sigma``."""
+        return self.critical > next_sigma * (1.0 + SPLIT_MARGIN)
+
+
+def candidates(
+    rows: Rows, C: np.ndarray, active: np.ndarray, sigma: float, mode: int
+) -> Candidates:
+    """Where the spare centers would go, and below which temperature each splits.
 
     An active center j with a coincident copy would split below
     ``sigma_c(j) = 2 lambda_max(M_j)``, where ``M_j`` is the covariance of
     the data around c_j weighted by the second derivative of the assignment
-    (DESIGN.md section 2, applied to a pair of copies sharing the center's
-    responsibilities: the posterior covariance for softmax, ``sqrt(2)`` times
-    ``sum w sqrt(r) (x - c)(x - c)^T / sum w r`` for entmax15). Spares go to
-    the unstable centers with the highest ``sigma_c`` first, one each: the
-    spare and its center are nudged apart along the principal axis by
-    ``perturbation`` times the spread along it, and the split opens up at the
-    next temperature. Clusters with the widest spread split first, so spare
-    centers go where the data needs them. Returns the split pairs (m, 2).
+    (the global critical temperature of :func:`critical_temperature`
+    applied to a pair of copies sharing the center's responsibilities: the
+    posterior covariance for softmax, ``sqrt(2)`` times ``sum w sqrt(r) (x -
+    c)(x - c)^T / sum w r`` for entmax15). Spares are kept for the centers
+    whose split would lower the K-Means distortion most: the largest
+    principal variance of their Voronoi cell times its mass (soft
+    responsibilities would overstate it for centers that still share
+    points), one spare each.
     """
     chosen = np.flatnonzero(active)
     A = np.ascontiguousarray(C[chosen])
     N, M = rows.scatter(A, sigma, mode)
     factor = np.sqrt(2.0) if mode == K.ENTMAX15 else 1.0
-    spares = list(np.flatnonzero(~active))
     spread = np.zeros(chosen.size)
     axes = np.zeros((chosen.size, C.shape[1]))
     for g in range(chosen.size):
@@ -353,21 +410,39 @@ def split_unstable(
             values, vectors = np.linalg.eigh(M[g] / N[g])
             spread[g] = max(values[-1], 0.0)
             axes[g] = vectors[:, -1]
-    critical = 2.0 * factor * spread
-    # Spares are kept for the centers whose split would lower the K-Means
-    # distortion most: the largest principal variance of their Voronoi cell
-    # times its mass (soft responsibilities would overstate it for centers
-    # that still share points); those split once they are unstable.
     _, cells = rows.scatter(A, 0.0, K.HARD)
     gain = np.array([np.linalg.eigvalsh(cell)[-1] for cell in cells])
-    wanted = np.argsort(-gain, kind="stable")[: len(spares)]
+    wanted = np.argsort(-gain, kind="stable")[: int(np.count_nonzero(~active))]
+    return Candidates(chosen[wanted], 2.0 * factor * spread[wanted], spread[wanted], axes[wanted])
+
+
+def split_unstable(
+    C: np.ndarray,
+    active: np.ndarray,
+    parent: np.ndarray,
+    found: Candidates,
+    next_sigma: float,
+    rng: np.random.Generator,
+    perturbation: float,
+) -> np.ndarray:
+    """Seeded symmetry breaking: give a spare center to every candidate that
+    is unstable at ``next_sigma``; ``C``, ``active`` and ``parent`` are
+    updated in place. Returns the split pairs ``(m, 2)``.
+
+    The spare and its center are nudged apart along the principal axis by
+    ``perturbation`` times the spread along it, and the split opens up at
+    the next temperature.
+    """
+    spares = list(np.flatnonzero(~active))
     pairs = []
-    for g in wanted:
-        if critical[g] <= next_sigma * (1.0 + SPLIT_MARGIN):
-            continue
-        j = chosen[g]
+    for j, spread, axis in zip(
+        found.index[found.unstable(next_sigma)],
+        found.spread[found.unstable(next_sigma)],
+        found.axes[found.unstable(next_sigma)],
+        strict=True,
+    ):
         spare = spares.pop(0)
-        step = perturbation * np.sqrt(spread[g]) * axes[g]
+        step = perturbation * np.sqrt(spread) * axis
         step *= rng.choice([-1.0, 1.0])
         center = C[j].astype(np.float64)
         C[j] = center - step
@@ -458,15 +533,5 @@ def anneal(
         raise ValueError(f"perturbation must be finite and >= 0; got {perturbation!r}.")
     rng = np.random.default_rng(random_state)
     scale2 = float(np.trace(rows.moments()[1])) / rows.d
-    return run_anneal(
-        rows,
-        C0,
-        sig,
-        mode,
-        int(max_iter),
-        tol * scale2,
-        scale2,
-        rng,
-        perturbation,
-        stop_when_hard,
-    )
+    settings = AnnealSettings(int(max_iter), tol * scale2, scale2, perturbation, stop_when_hard)
+    return run_anneal(rows, C0, sig, mode, settings, rng)

@@ -23,7 +23,12 @@ from ._dispatch import is_dask_array, lazy_input, make_rows
 from ._rows import Rows
 from ._threads import one_blas_thread
 from ._validation import ASSIGNMENTS, as_float_array, check_sample_weight
-from .annealing import critical_from_covariance, geometric_schedule, run_anneal
+from .annealing import (
+    AnnealSettings,
+    critical_from_covariance,
+    geometric_schedule,
+    run_anneal,
+)
 from .lloyd import improve_by_swaps, run_lloyd
 
 #: RMS size of the symmetry-breaking nudge, relative to the data's spread.
@@ -69,7 +74,15 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
         kept. One is enough for annealing, whose solution barely depends on
         the seed.
     max_iter : int, default=300
-        Most iterations per temperature, and most hard Lloyd iterations.
+        Most hard Lloyd iterations, and most soft steps at a temperature
+        whose solution is kept (``refine=False``, or a single ``sigma``).
+    anneal_steps : int, default=3
+        Most soft steps at each temperature of an annealing that ``refine``
+        finishes. There the warm solutions only guide where the centers
+        split, and the hard iterations find the fixed point, so the steps
+        need not converge: a few per temperature find optima as good as
+        converging at each, in a fraction of the passes over the data.
+        Raise it to anneal closer to equilibrium.
     tol : float, default=1e-4
         Convergence when the squared Frobenius shift of the centers in one
         iteration is at most ``tol`` times the mean feature variance
@@ -158,6 +171,7 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
         init="k-means++",
         n_init=1,
         max_iter=300,
+        anneal_steps=3,
         tol=1e-4,
         refine=True,
         record_path=False,
@@ -173,6 +187,7 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
         self.init = init
         self.n_init = n_init
         self.max_iter = max_iter
+        self.anneal_steps = anneal_steps
         self.tol = tol
         self.refine = refine
         self.record_path = record_path
@@ -226,6 +241,7 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
         real("cooling", self.cooling, 0.0, 1.0)
         positive_int("n_init")
         positive_int("max_iter")
+        positive_int("anneal_steps")
         real("tol", self.tol, 0.0, low_open=False)
         if isinstance(self.init, str):
             if self.init not in ("k-means++", "random"):
@@ -391,18 +407,26 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
                 schedule = geometric_schedule(start, floor, self.cooling)
             else:
                 schedule = np.array([start])
+            auto = self.sigma_min is None and self.sigma == "auto"
+            guide = self.anneal_steps
+            settings = AnnealSettings(
+                max_iter=int(guide if self.refine and len(schedule) > 1 else self.max_iter),
+                tol=tol,
+                scale2=scale2,
+                perturbation=PERTURBATION,
+                stop_when_hard=auto,
+                skip_idle=auto,
+                until_all_active=auto and self.refine,
+                record_all=self.record_path,
+            )
             path = run_anneal(
                 rows,
                 C,
                 schedule,
                 mode,
-                int(self.max_iter),
-                tol,
-                scale2,
+                settings,
                 rng,
-                PERTURBATION,
-                stop_when_hard=self.sigma_min is None and self.sigma == "auto",
-                callback=self._progress(run, len(schedule)),
+                callback=self._progress(run, None if auto else len(schedule)),
             )
             self._close_progress()
             C = path.centers[-1]
@@ -428,7 +452,7 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
 
     # -------------------------------------------------------------- progress
 
-    def _progress(self, run: int, total: int):
+    def _progress(self, run: int, total: int | None):
         self._bar = None
         if not self.verbose:
             return None

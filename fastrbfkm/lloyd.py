@@ -73,7 +73,7 @@ def run_lloyd(rows: Rows, C: np.ndarray, max_iter: int, tol: float) -> LloydResu
 
 
 def improve_by_swaps(
-    rows: Rows, start: LloydResult, max_iter: int, tol: float, candidates: int = 1
+    rows: Rows, start: LloydResult, max_iter: int, tol: float, candidates: int = 8
 ) -> LloydResult:
     """Move centers from where they help least to where a split helps most.
 
@@ -83,9 +83,11 @@ def improve_by_swaps(
     ``(2 / pi) N_s lambda_s`` (mass times principal variance: the 2-means
     split of a Gaussian), the two placed at ``c_s +- sqrt(2 lambda_s / pi)
     u_s`` along the principal axis; Lloyd's algorithm then runs again. The
-    ``candidates`` moves with the best expected net gain are tried in turn
-    and the first that lowers the inertia is kept; the search ends when none
-    does (after at most k kept moves). ``n_iter`` of the result counts every
+    ``candidates`` moves with the best expected net gain are tried in turn,
+    those expected to lose too (the gain is a Gaussian model's; real cells
+    are often better split than that), and the first that lowers the
+    inertia is kept; the search ends when none does (after at most k kept
+    moves). Each trial costs only hard passes. ``n_iter`` of the result counts every
     Lloyd iteration, the rejected trials' included.
     """
     best = start
@@ -106,8 +108,6 @@ def improve_by_swaps(
         order = np.argsort(-net, axis=None, kind="stable")[:candidates]
         improved = False
         for r, s in zip(*np.unravel_index(order, net.shape), strict=True):
-            if net[r, s] <= 0:
-                break  # no move is expected to pay
             offset = np.sqrt(2.0 * spread[s] / np.pi) * axes[s]
             trial_C = C.astype(np.float64)
             trial_C[r] = C[s] + offset
