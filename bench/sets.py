@@ -79,7 +79,7 @@ class BenchSet:
     ``make()`` returns ``(X, means)``: the data and the ``(k, d)`` means of
     its true clusters. ``separated``: fewer than 5% of the points lie nearer
     another true mean than their own, so every true cluster should get a
-    center.
+    center. ``classic``: one of the 2-D sets generated like Fränti's.
     """
 
     name: str
@@ -89,6 +89,7 @@ class BenchSet:
     dtype: type
     make: Callable[[], tuple[np.ndarray, np.ndarray]]
     separated: bool = True
+    classic: bool = False
 
     @property
     def large(self) -> bool:
@@ -221,15 +222,16 @@ def _blob_set(name: str, n: int, d: int, k: int, dtype, separated: bool = True) 
 
 def _registry() -> dict[str, BenchSet]:
     sets = [
-        BenchSet(s, 5000, 2, 15, np.float64, lambda s=s: make_s(s), s in ("s1", "s2"))
+        BenchSet(s, 5000, 2, 15, np.float64, lambda s=s: make_s(s), s in ("s1", "s2"), True)
         for s in S_SPREAD
     ]
     sets += [
-        BenchSet(a, 150 * k, 2, k, np.float64, lambda a=a: make_a(a)) for a, k in A_CLUSTERS.items()
+        BenchSet(a, 150 * k, 2, k, np.float64, lambda a=a: make_a(a), classic=True)
+        for a, k in A_CLUSTERS.items()
     ]
     sets += [
-        BenchSet("birch1", 100_000, 2, 100, np.float64, make_birch1),
-        BenchSet("birch2", 100_000, 2, 100, np.float64, make_birch2),
+        BenchSet("birch1", 100_000, 2, 100, np.float64, make_birch1, classic=True),
+        BenchSet("birch2", 100_000, 2, 100, np.float64, make_birch2, classic=True),
         _blob_set("demo", 1_000_000, 2, 8, np.float32, separated=False),
         _blob_set("blobs32", 200_000, 32, 64, np.float32),
         _blob_set("blobs16", 100_000, 16, 32, np.float64),
