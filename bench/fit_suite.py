@@ -291,6 +291,8 @@ def run_set(bench: BenchSet, repeats: int) -> SetResult:
     """Generate one set and fit the models on it, alternating, ``repeats`` times."""
     progress(f"{bench.name}: making {bench.n} x {bench.d} ({np.dtype(bench.dtype).name})")
     X, means = bench.make()
+    if X.shape != (bench.n, bench.d) or means.shape != (bench.k, bench.d):
+        raise RuntimeError(f"{bench.name}: made {X.shape} and {means.shape} means")
     result = SetResult(bench)
     for rep in range(repeats):
         for model in MODELS:
@@ -374,7 +376,8 @@ def table_row(result: SetResult) -> list[str]:
 
 def markdown(results: list[SetResult], head: str, repeats: int) -> str:
     """The header, the table and the notes, as markdown."""
-    lines = [head, "", f"Median of {repeats} alternating runs per model; seed {SEED}.", ""]
+    runs = f"Times: median of {repeats} run(s) per model, models alternating; seed {SEED}."
+    lines = [head, "", runs, ""]
     lines.append("| " + " | ".join(COLUMNS) + " |")
     lines.append("|" + "---|" * len(COLUMNS))
     lines += ["| " + " | ".join(table_row(r)) + " |" for r in results]

@@ -294,7 +294,8 @@ def heading(results: list[Measurement], args: argparse.Namespace, before: float)
     layers = sorted({m.layer for m in results if m.config == "default" and m.layer})
     return (
         header(", ".join(layers) or "unknown", before, load_1min())
-        + f" Fresh child per measurement, medians of {args.repeats} alternating runs;"
+        + f" A fresh child per measurement; medians of {args.repeats} run(s) per configuration,"
+        + " configurations alternating;"
         + f" under load: {args.busy} pure-Python busy processes beside each child;"
         + f" cleared for every child: {', '.join(CLEARED)}."
     )
@@ -357,4 +358,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        print("[under_load] interrupted; the busy processes are stopped", file=sys.stderr)
+        sys.exit(130)
