@@ -290,6 +290,14 @@ class Rows(ABC):
         _, index, rows = self.reduce("draw", m, key)
         return rows[np.argsort(index, kind="stable")]
 
+    def sample(self, m: int, key: int) -> Rows:
+        """``m`` distinct rows drawn as by :meth:`draw`, as an in-memory source
+        whose rows each weigh ``weight / m`` (the sample stands for the whole
+        mass). Returns the source itself when it has at most ``m`` rows."""
+        if self.n <= m:
+            return self
+        return InMemoryRows(self.draw(m, key), np.full(m, self.weight / m))
+
     @abstractmethod
     def assign(self, C: np.ndarray):
         """``(labels, inertia, counts)``: nearest centers (ties to the lowest

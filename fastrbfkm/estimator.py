@@ -83,6 +83,14 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
         need not converge: a few per temperature find optima as good as
         converging at each, in a fraction of the passes over the data.
         Raise it to anneal closer to equilibrium.
+    anneal_size : int, "auto" or None, default="auto"
+        Rows the annealing ahead of ``refine`` works on: with more rows than
+        this, a seeded random sample of this many (drawn with probability in
+        proportion to ``sample_weight``, each standing for an equal share of
+        the total weight) is annealed and polished with hard Lloyd iterations
+        and swap moves, and the same polish on every row finishes. "auto"
+        is ``max(20000, 200 * n_clusters)``; None anneals every row. The GPU
+        backend always anneals every row.
     tol : float, default=1e-4
         Convergence when the squared Frobenius shift of the centers in one
         iteration is at most ``tol`` times the mean feature variance
@@ -172,6 +180,7 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
         n_init=1,
         max_iter=300,
         anneal_steps=3,
+        anneal_size="auto",
         tol=1e-4,
         refine=True,
         record_path=False,
@@ -188,6 +197,7 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
         self.n_init = n_init
         self.max_iter = max_iter
         self.anneal_steps = anneal_steps
+        self.anneal_size = anneal_size
         self.tol = tol
         self.refine = refine
         self.record_path = record_path
@@ -242,6 +252,14 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
         positive_int("n_init")
         positive_int("max_iter")
         positive_int("anneal_steps")
+        if isinstance(self.anneal_size, str):
+            if self.anneal_size != "auto":
+                raise ValueError(
+                    f"anneal_size must be 'auto', None or a positive integer; "
+                    f"got {self.anneal_size!r}."
+                )
+        elif self.anneal_size is not None:
+            positive_int("anneal_size")
         real("tol", self.tol, 0.0, low_open=False)
         if isinstance(self.init, str):
             if self.init not in ("k-means++", "random"):
@@ -396,6 +414,7 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
             C = rows.initial_centers(k, self.init, rng)
             start = None if mode == K.HARD else float(self.sigma)
         sigma = 0.0
+        guide = rows  # the rows the annealing and the polishing work on
         if start is not None and start <= 0:
             start = None  # no spread at all: every center stays on the mean
         if start is not None:
@@ -408,9 +427,11 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
             else:
                 schedule = np.array([start])
             auto = self.sigma_min is None and self.sigma == "auto"
-            guide = self.anneal_steps
+            guides = self.refine and len(schedule) > 1  # refine finds the fixed point
+            if guides and rows.n > self._anneal_rows(k):
+                guide = rows.sample(self._anneal_rows(k), int(rng.integers(2**63)))
             settings = AnnealSettings(
-                max_iter=int(guide if self.refine and len(schedule) > 1 else self.max_iter),
+                max_iter=int(self.anneal_steps if guides else self.max_iter),
                 tol=tol,
                 scale2=scale2,
                 perturbation=PERTURBATION,
@@ -420,7 +441,7 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
                 record_all=self.record_path,
             )
             path = run_anneal(
-                rows,
+                guide,
                 C,
                 schedule,
                 mode,
@@ -433,11 +454,14 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
             sigma = float(path.sigmas[-1])
             n_iter += int(path.n_iter.sum())
         if start is None or self.refine:
-            lloyd = run_lloyd(rows, C, int(self.max_iter), tol)
-            if mode != K.HARD:
-                lloyd = improve_by_swaps(rows, lloyd, int(self.max_iter), tol)
-            C = lloyd.centers
-            n_iter += lloyd.n_iter
+            # Lloyd's algorithm and swap moves on the annealed rows, then,
+            # when those were a sample, on every row.
+            for source in dict.fromkeys([guide, rows]):
+                lloyd = run_lloyd(source, C, int(self.max_iter), tol)
+                if mode != K.HARD:
+                    lloyd = improve_by_swaps(source, lloyd, int(self.max_iter), tol)
+                C = lloyd.centers
+                n_iter += lloyd.n_iter
             sigma = 0.0
         labels, inertia, counts = rows.assign(C)
         return {
@@ -449,6 +473,13 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
             "sigma": sigma,
             "path": path,
         }
+
+    def _anneal_rows(self, k: int) -> int:
+        if self.anneal_size is None:
+            return np.iinfo(np.int64).max
+        if self.anneal_size == "auto":
+            return max(20000, 200 * k)
+        return int(self.anneal_size)
 
     # -------------------------------------------------------------- progress
 

@@ -202,6 +202,9 @@ BAD_PARAMS = [
     ({"init": np.zeros((3, 5))}, "init"),
     ({"n_init": 0}, "n_init"),
     ({"max_iter": 0}, "max_iter"),
+    ({"anneal_steps": 0}, "anneal_steps"),
+    ({"anneal_size": 0}, "anneal_size"),
+    ({"anneal_size": "all"}, "anneal_size"),
     ({"tol": -1.0}, "tol"),
     ({"refine": "yes"}, "refine"),
 ]
@@ -325,3 +328,20 @@ def test_swaps_fix_a_misallocated_lloyd_fixed_point():
     # At the optimum nothing moves.
     again = improve_by_swaps(rows, better, 100, 0.0)
     np.testing.assert_array_equal(again.centers, better.centers)
+
+
+def test_large_fits_anneal_a_sample_then_finish_on_every_row():
+    X, _ = make_blobs(24_000, centers=6, cluster_std=1.5, random_state=4)
+    full = RBFKMeans(6, anneal_size=None, random_state=0).fit(X)
+    sampled = RBFKMeans(6, anneal_size=3000, record_path=True, random_state=0).fit(X)
+    # Near-equal optima: the sample's path may end in another one.
+    assert sampled.inertia_ <= full.inertia_ * (1 + 1e-3)
+    # The path is the sample's: its weights stand for all of X.
+    path = sampled.path_
+    assert path.inertia[0] == pytest.approx(naive.inertia(X, path.centers[0]), rel=0.05)
+    # Lloyd's algorithm on every row finished: the centers are the means of
+    # their cells (to the tolerance), the labels and inertia those of X.
+    C = sampled.cluster_centers_
+    np.testing.assert_allclose(fk.step(X, C, 0.0), C, atol=1e-2)
+    np.testing.assert_array_equal(sampled.labels_, naive.sqdist(X, C).argmin(axis=1))
+    assert sampled.inertia_ == pytest.approx(naive.inertia(X, C), rel=1e-9)

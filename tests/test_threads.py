@@ -1,4 +1,5 @@
-"""Results are bit-identical with 1 and 2 threads (fixed chunk order)."""
+"""Results are bit-identical with 1 and 2 threads (fixed chunk order); small calls run
+on one thread; numba's OpenMP threads wait passively unless the user chose."""
 
 import hashlib
 import os
@@ -32,10 +33,10 @@ SCRIPT = textwrap.dedent(
 )
 
 
-def run(threads):
+def run(threads, script=SCRIPT):
     env = dict(os.environ, NUMBA_NUM_THREADS=str(threads))
     out = subprocess.run(
-        [sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, check=True
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True
     )
     used, digest = out.stdout.split()
     return int(used), digest
@@ -47,3 +48,93 @@ def test_identical_with_one_and_two_threads():
     assert one[0] == 1 and two[0] == 2, "the thread settings did not take effect"
     assert one[1] == two[1]
     assert len(one[1]) == len(hashlib.sha256().hexdigest())
+
+
+FIT_SCRIPT = textwrap.dedent(
+    """
+    import hashlib, numba, numpy as np
+    from fastrbfkm import RBFKMeans
+    from fastrbfkm.datasets import make_blobs
+    h = hashlib.sha256()
+    # Small enough to anneal every row; large enough to anneal a sample
+    # (anneal_size) whose passes run in parallel.
+    for n, d, k in ((3000, 2, 6), (30_000, 4, 5)):
+        X, _ = make_blobs(n, n_features=d, centers=k, cluster_std=2.0, random_state=3)
+        km = RBFKMeans(k, random_state=0).fit(X)
+        h.update(km.cluster_centers_.tobytes()); h.update(km.labels_.tobytes())
+        h.update(np.float64(km.inertia_).tobytes())
+    print(numba.get_num_threads(), h.hexdigest())
+    """
+)
+
+
+def test_default_fit_identical_with_one_and_two_threads_and_across_runs():
+    one = run(1, FIT_SCRIPT)
+    two = run(2, FIT_SCRIPT)
+    assert one[0] == 1 and two[0] == 2
+    assert one[1] == two[1] == run(2, FIT_SCRIPT)[1]
+
+
+def test_small_calls_run_on_one_thread_and_restore_the_limit():
+    import numba
+    import numpy as np
+
+    from fastrbfkm import _kernels as K
+    from fastrbfkm._kernels.threads import is_small, serial_when_small
+
+    assert is_small(1000, 10**6)  # a single chunk of rows
+    assert is_small(10_000, 8 * 3)
+    assert not is_small(100_000, 64 * 33)
+    seen = []
+
+    @serial_when_small(lambda n: (n, 1))
+    def probe(n):
+        seen.append(numba.get_num_threads())
+        return n
+
+    limit = numba.get_num_threads()
+    probe(10)
+    probe(10**8)
+    assert seen == [1, limit]
+    assert numba.get_num_threads() == limit
+    # A limit the caller set is only ever lowered, and is given back.
+    numba.set_num_threads(1)
+    try:
+        probe(10**8)
+        assert seen[-1] == 1 and numba.get_num_threads() == 1
+    finally:
+        numba.set_num_threads(limit)
+    # The wrapped kernels give the compiled kernels' results.
+    X = np.random.default_rng(0).normal(size=(50, 3))
+    np.testing.assert_array_equal(
+        K.squared_distances(X, X[:4]), K.squared_distances.kernel(X, X[:4])
+    )
+
+
+WAIT_SCRIPT = textwrap.dedent(
+    """
+    import os, numpy as np
+    import fastrbfkm as fk
+    fk.squared_distances(np.ones((10, 2)), np.ones((2, 2)))
+    print(os.environ.get("OMP_WAIT_POLICY"))
+    """
+)
+
+
+def _wait_policy(env):
+    out = subprocess.run(
+        [sys.executable, "-c", WAIT_SCRIPT],
+        env=dict(env, OMP_DISPLAY_ENV="TRUE", NUMBA_THREADING_LAYER="omp"),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    shown = [line for line in out.stderr.splitlines() if "OMP_WAIT_POLICY" in line]
+    return out.stdout.strip(), shown[0].split("=")[1].strip(" '") if shown else None
+
+
+def test_openmp_threads_wait_passively_unless_the_user_chose():
+    env = {key: value for key, value in os.environ.items() if key != "OMP_WAIT_POLICY"}
+    # numba's OpenMP runtime starts with PASSIVE; the process environment is left as it was.
+    assert _wait_policy(env) == ("None", "PASSIVE")
+    assert _wait_policy(dict(env, OMP_WAIT_POLICY="ACTIVE")) == ("ACTIVE", "ACTIVE")

@@ -4,20 +4,9 @@ Nothing here validates its input; the public functions in
 :mod:`fastrbfkm.objective` do that once, at the boundary.
 """
 
-from .assignment import (
-    ENTMAX15,
-    HARD,
-    SOFTMAX,
-    assign_logits,
-    hard_assign,
-    removal_costs,
-    responsibilities,
-)
-from .distances import squared_distances
-from .entmax import entmax15_backward
-from .scatter import center_scatter
-from .seeding import kmeans_plusplus
-from .softmax import softmax_backward
+from . import assignment, distances, entmax, scatter, seeding, softmax, update
+from .assignment import ENTMAX15, HARD, SOFTMAX
+from .threads import serial_when_small
 from .update import (
     INERTIA,
     N_SUMMARY,
@@ -26,10 +15,40 @@ from .update import (
     SOFT,
     SUPPORT,
     SUPPORT_MAX,
-    block_stats,
-    label_stats,
-    reconstruct,
 )
+
+
+# The parallel kernels, each run on one thread when its call is small
+# (:mod:`.threads`); ``size`` gives (rows, multiply-adds per row).
+def _rows_by_centers(X, C, *_):
+    return X.shape[0], C.shape[0] * (X.shape[1] + 1)
+
+
+def _rows_by_columns(R, *_):
+    return R.shape[0], 4 * R.shape[1]
+
+
+hard_assign = serial_when_small(_rows_by_centers)(assignment.hard_assign)
+responsibilities = serial_when_small(_rows_by_centers)(assignment.responsibilities)
+removal_costs = serial_when_small(_rows_by_centers)(assignment.removal_costs)
+assign_logits = serial_when_small(_rows_by_columns)(assignment.assign_logits)
+squared_distances = serial_when_small(_rows_by_centers)(distances.squared_distances)
+block_stats = serial_when_small(_rows_by_centers)(update.block_stats)
+reconstruct = serial_when_small(_rows_by_centers)(update.reconstruct)
+label_stats = serial_when_small(lambda X, labels, w, k: (X.shape[0], X.shape[1] + 1))(
+    update.label_stats
+)
+center_scatter = serial_when_small(
+    lambda X, C, w, sigma, mode, chosen: (
+        X.shape[0],
+        C.shape[0] * (X.shape[1] + 1) + chosen.shape[0] * X.shape[1] ** 2,
+    )
+)(scatter.center_scatter)
+entmax15_backward = serial_when_small(_rows_by_columns)(entmax.entmax15_backward)
+softmax_backward = serial_when_small(_rows_by_columns)(softmax.softmax_backward)
+kmeans_plusplus = serial_when_small(
+    lambda X, w, k, uniforms: (X.shape[0], uniforms.shape[1] * X.shape[1])
+)(seeding.kmeans_plusplus)
 
 __all__ = [
     "ENTMAX15",
