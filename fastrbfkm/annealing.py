@@ -204,10 +204,11 @@ class AnnealSettings:
         waiting for an unstable center above the next temperature, go
         straight to the first temperature below the highest critical
         temperature among the centers that would get a spare.
-    until_all_active : bool
-        Stop at the first temperature at which every center is active (a
-        fit that finishes with hard Lloyd iterations needs no colder soft
-        solution: the annealing has placed every center).
+    tail_iter : int or None
+        Most soft steps at one temperature once every center is active (None:
+        ``max_iter``). Ahead of hard Lloyd iterations the splitting phase
+        needs only a few steps per temperature, the tail more: there the
+        centers settle into the basin the hard iterations finish in.
     record_all : bool
         Record the free energy and the supports of the k-center model at
         every temperature, spares included (one more pass at the
@@ -221,7 +222,7 @@ class AnnealSettings:
     perturbation: float = 1e-3
     stop_when_hard: bool = False
     skip_idle: bool = False
-    until_all_active: bool = False
+    tail_iter: int | None = None
     record_all: bool = True
 
 
@@ -260,8 +261,16 @@ def run_anneal(
     while t < len(sigmas):
         sigma = sigmas[t]
         fresh = np.searchsorted(np.flatnonzero(active), pairs)  # the pairs' rows in A
+        spares = not active.all()
         A, new, summary, it, converged, closed = _converge(
-            rows, np.ascontiguousarray(C[active]), sigma, mode, settings.max_iter, tol, floor, fresh
+            rows,
+            np.ascontiguousarray(C[active]),
+            sigma,
+            mode,
+            settings.max_iter if spares else settings.tail_iter or settings.max_iter,
+            tol,
+            floor,
+            fresh,
         )
         C[active] = A
         C[~active] = C[parent[~active]]
@@ -272,8 +281,6 @@ def run_anneal(
             callback(len(path.rows) - 1, sigma, C, summary, it)
         C[active] = new
         if settings.stop_when_hard and active.all() and is_hard(summary, mode):
-            break
-        if settings.until_all_active and active.all():
             break
         # A split that closed instead of opening was premature: the spare
         # goes back, and the center may try again at a colder temperature.

@@ -33,6 +33,9 @@ from .lloyd import improve_by_swaps, run_lloyd
 
 #: RMS size of the symmetry-breaking nudge, relative to the data's spread.
 PERTURBATION = 1e-3
+#: Most soft steps at a temperature once every center is active, in an
+#: annealing that refine finishes (see ``anneal_steps``).
+TAIL_STEPS = 10
 
 
 class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, BaseEstimator):
@@ -76,13 +79,16 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
     max_iter : int, default=300
         Most hard Lloyd iterations, and most soft steps at a temperature
         whose solution is kept (``refine=False``, or a single ``sigma``).
-    anneal_steps : int, default=3
-        Most soft steps at each temperature of an annealing that ``refine``
-        finishes. There the warm solutions only guide where the centers
-        split, and the hard iterations find the fixed point, so the steps
-        need not converge: a few per temperature find optima as good as
-        converging at each, in a fraction of the passes over the data.
-        Raise it to anneal closer to equilibrium.
+    anneal_steps : int, default=5
+        Most soft steps at each temperature at which centers are still
+        splitting, in an annealing that ``refine`` finishes. There the warm
+        solutions only guide where the centers split, so the steps need not
+        converge: a few per temperature find optima as good as converging
+        at each, in a fraction of the passes over the data. Once every
+        center is active the annealing goes on down to hard
+        responsibilities with up to 10 steps a temperature, and the hard
+        iterations find the fixed point. Raise it to anneal closer to
+        equilibrium.
     anneal_size : int, "auto" or None, default="auto"
         Rows the annealing ahead of ``refine`` works on: with more rows than
         this, a seeded random sample of this many (drawn with probability in
@@ -179,7 +185,7 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
         init="k-means++",
         n_init=1,
         max_iter=300,
-        anneal_steps=3,
+        anneal_steps=5,
         anneal_size="auto",
         tol=1e-4,
         refine=True,
@@ -437,7 +443,7 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
                 perturbation=PERTURBATION,
                 stop_when_hard=auto,
                 skip_idle=auto,
-                until_all_active=auto and self.refine,
+                tail_iter=TAIL_STEPS if guides else None,
                 record_all=self.record_path,
             )
             path = run_anneal(
