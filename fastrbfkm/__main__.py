@@ -127,11 +127,16 @@ def cmd_paper(args: argparse.Namespace) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m fastrbfkm", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
-    demo = sub.add_parser("demo", help="anneal a million generated points and print a summary")
+    demo = sub.add_parser(
+        "demo", help="cluster a million generated points (annealed fit) and print a summary"
+    )
     demo.add_argument("--n", type=int, default=1_000_000, help="number of points")
     demo.add_argument("--k", type=int, default=8, help="number of blobs and centers")
     demo.add_argument("--d", type=int, default=2, help="number of features")
     demo.add_argument("--seed", type=int, default=0, help="random seed")
+    demo.add_argument(
+        "--quick", action="store_true", help="small data (20000 points, 4 blobs): seconds"
+    )
     fit = sub.add_parser("fit", help="cluster a .npy or .csv file")
     fit.add_argument("data", help="a 2-D array: .npy (no pickles) or .csv")
     fit.add_argument("--k", type=int, required=True, help="number of clusters")
@@ -153,6 +158,8 @@ def main(argv: list[str] | None = None) -> int:
     paper.add_argument("--out", required=True, help="folder for results.md, results.csv, PNGs")
     paper.add_argument("--quick", action="store_true", help="small data: under a minute")
     args = parser.parse_args(argv)
+    if args.command == "demo" and args.quick:
+        args.n, args.k = 20_000, 4
     if args.command == "demo" and (args.k < 1 or args.d < 1 or args.n < args.k):
         parser.error("--n, --k and --d must be positive, with --n at least --k")
     if args.command == "fit" and not args.working_memory > 0:

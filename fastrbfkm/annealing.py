@@ -43,19 +43,34 @@ SPLIT_MARGIN = 1e-9
 
 @dataclass
 class AnnealPath:
-    """The record of an annealing run, one entry per temperature.
+    """The record of an annealing run, one entry per temperature visited.
 
-    Every value is evaluated at the recorded centers, which are fixed points
-    of the soft Lloyd step at their temperature (to the run's tolerance).
+    Every value is that of the k recorded centers, as the public functions
+    compute it: ``objective[t] == fastrbfkm.objective(X, centers[t],
+    sigmas[t], assignment, sample_weight)``, and the inertia, supports and
+    soft fraction likewise. Centers not yet split off (spares) are exact
+    copies of an active center and count as centers there, as in any
+    k-center model.
+
+    The annealing itself iterates the soft Lloyd step over the
+    ``n_active[t]`` distinct centers (``np.unique(centers[t], axis=0)``):
+    where ``converged[t]``, those are its fixed points to the run's
+    tolerance (a spare on top of its center would share that center's
+    responsibilities, so the k-center step moves them; it is not the map
+    being iterated). In :class:`fastrbfkm.RBFKMeans` ahead of ``refine`` a
+    temperature gets only a few steps (``anneal_steps``), so ``converged``
+    is mostly False there, and when the fit annealed a sample of the rows
+    (``anneal_size``) the values are those of the sample, whose weights sum
+    to X's total weight.
 
     Attributes
     ----------
     sigmas : ndarray of shape (T,)
         The temperatures, decreasing.
     centers : ndarray of shape (T, k, d)
-        The converged centers at every temperature.
+        The centers at the end of every temperature.
     objective : ndarray of shape (T,)
-        The free energy ``F_sigma`` at those centers.
+        The free energy ``F_sigma`` of the k centers.
     inertia : ndarray of shape (T,)
         The K-Means inertia ``J_KM`` at those centers.
     support_mean : ndarray of shape (T,)
@@ -69,12 +84,11 @@ class AnnealPath:
     n_iter : ndarray of shape (T,)
         Soft Lloyd steps taken at every temperature.
     converged : ndarray of shape (T,)
-        Whether the tolerance was met within ``max_iter`` steps.
+        Whether the tolerance was met within the steps allowed.
     n_active : ndarray of shape (T,)
-        Centers taking part. Exact copies among the initial centers are
-        spares, parked on the center they were copies of until the annealing
-        splits them off; the objective, supports and soft fraction are those
-        of the active centers (the inertia is the same either way).
+        Distinct centers taking part. Exact copies among the initial
+        centers are spares, parked on the center they were copies of until
+        the annealing splits them off.
     assignment : str
         The assignment used.
     """

@@ -30,6 +30,9 @@ from fastrbfkm._backend import AUTO_MIN_WORK, choose
 from . import naive
 from .helpers import make_problem, tolerance
 
+#: Far above the slowest honest run (a first run compiles the kernels; CI may be loaded).
+TIMEOUT = 3600
+
 ON_GPU = fcuda.is_available()
 SIM = fcuda.simulator_enabled()
 pytestmark = pytest.mark.skipif(
@@ -345,7 +348,11 @@ def test_auto_picks_the_cpu_without_a_gpu():
 def run_python(code: str, **env) -> subprocess.CompletedProcess:
     environment = {**os.environ, **env}
     return subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, env=environment, timeout=300
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=TIMEOUT,
     )
 
 

@@ -330,5 +330,5 @@ def test_worker_killed_mid_fit_gives_the_same_result(client, monkeypatch):
     np.testing.assert_array_equal(fit.cluster_centers_, reference.cluster_centers_)
     assert fit.inertia_ == reference.inertia_ and fit.n_iter_ == reference.n_iter_
     np.testing.assert_array_equal(labels, reference_labels)
-    client.wait_for_workers(2, timeout=120)
+    client.wait_for_workers(2, timeout=1800)
     assert killed[0] not in client.run(os.getpid).values()
