@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _kernels as K
+from ._validation import check_centers
 
 # ---------------------------------------------------------------- the passes
 
@@ -67,8 +68,8 @@ def _moments_finish(partial):
     return mean, scatter / total
 
 
-def _stats_block(X, w, offset, C, sigma, mode):
-    return K.block_stats(X, C, w, sigma, mode, True)
+def _stats_block(X, w, offset, C, sigma, mode, with_stats=True):
+    return K.block_stats(X, C, w, sigma, mode, with_stats)
 
 
 def _stats_combine(a, b):
@@ -237,17 +238,33 @@ class Rows(ABC):
     """Where the fit's data lives; every pass of the fit over X is a method.
 
     Subclasses set ``n``, ``d``, ``dtype`` and ``weight`` (the total sample
-    weight) and implement :meth:`reduce`, :meth:`assign` and
-    :meth:`initial_centers`. Centers handed to the methods are host numpy
-    arrays in the source's dtype; results are host numpy arrays (float64
-    statistics), except the labels of :meth:`assign`, which may stay where
-    the data is (a lazy dask array, for instance).
+    weight) and implement :meth:`reduce`, :meth:`assign`,
+    :meth:`initial_centers` and the per-row results for new data
+    (:meth:`labels`, :meth:`squared_distances`, :meth:`responsibilities`,
+    :meth:`total_inertia`). Centers handed to the methods are host numpy
+    arrays in the source's dtype (:meth:`check_centers`); statistics are
+    host numpy arrays (float64), while per-row results (labels, distances,
+    responsibilities) stay where the data came from: numpy for numpy input,
+    a lazy dask array for dask input, a device array for CUDA input.
     """
 
     n: int
     d: int
     dtype: np.dtype
     weight: float
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """``(n, d)``."""
+        return self.n, self.d
+
+    def check_centers(self, C, name: str = "C") -> np.ndarray:
+        """Centers ``(k, d)`` validated as host numpy in the source's dtype."""
+        return check_centers(C, self, name)
+
+    def like_input(self, array: np.ndarray):
+        """A small host result where the data came from (here: itself)."""
+        return array
 
     @abstractmethod
     def reduce(self, name: str, *args):
@@ -257,9 +274,10 @@ class Rows(ABC):
         """Mean ``(d,)`` and covariance ``(d, d)``, weighted or not, float64."""
         return self.reduce("moments", weighted)
 
-    def stats(self, C: np.ndarray, sigma: float, mode: int):
-        """``(N, S, summary)`` of :func:`fastrbfkm._kernels.block_stats`."""
-        return self.reduce("stats", C, sigma, mode)
+    def stats(self, C: np.ndarray, sigma: float, mode: int, with_stats: bool = True):
+        """``(N, S, summary)`` of :func:`fastrbfkm._kernels.block_stats` (N and
+        S zeros when ``with_stats`` is False, which skips their accumulation)."""
+        return self.reduce("stats", C, sigma, mode, with_stats)
 
     def scatter(self, C: np.ndarray, sigma: float, mode: int):
         """``(N, A)`` of :func:`fastrbfkm._kernels.center_scatter` for every center."""
@@ -299,6 +317,33 @@ class Rows(ABC):
     def initial_centers(self, k: int, init, rng: np.random.Generator) -> np.ndarray:
         """``(k, d)`` initial centers: ``"k-means++"``, ``"random"`` or given."""
 
+    # The results for new data: one pass, per row.
+
+    @abstractmethod
+    def labels(self, C: np.ndarray):
+        """``(n,)`` int32 nearest centers (ties to the lowest index)."""
+
+    @abstractmethod
+    def squared_distances(self, C: np.ndarray):
+        """``(n, k)`` squared Euclidean distances to the centers, in X's dtype."""
+
+    def distances(self, C: np.ndarray):
+        """``(n, k)`` Euclidean distances to the centers, in X's dtype."""
+        return np.sqrt(self.squared_distances(C))
+
+    @abstractmethod
+    def responsibilities(self, C: np.ndarray, sigma: float, mode: int):
+        """``(n, k)`` responsibilities at temperature sigma, in X's dtype."""
+
+    def total_inertia(self, C: np.ndarray) -> float:
+        """The weighted K-Means inertia ``sum_i w_i min_k D_ik`` (one pass)."""
+        return float(self.assign(C)[1])
+
+    def assign_logits(self, mode: int):
+        """Row-wise softmax or entmax15 (``mode``) of rows that are logits
+        (:func:`fastrbfkm._backend.open_rows` with ``logits=True``)."""
+        raise NotImplementedError(f"{type(self).__name__} does not hold logits.")
+
 
 class InMemoryRows(Rows):
     """A validated, C-contiguous numpy array (a ``numpy.memmap`` too) and its
@@ -324,3 +369,18 @@ class InMemoryRows(Rows):
         from .seeding import initial_centers
 
         return initial_centers(self.X, k, init, self.w, rng)
+
+    def labels(self, C: np.ndarray) -> np.ndarray:
+        return K.hard_assign(self.X, C, self.w, False)[0]
+
+    def squared_distances(self, C: np.ndarray) -> np.ndarray:
+        return K.squared_distances(self.X, C)
+
+    def responsibilities(self, C: np.ndarray, sigma: float, mode: int) -> np.ndarray:
+        return K.responsibilities(self.X, C, sigma, mode)
+
+    def total_inertia(self, C: np.ndarray) -> float:
+        return float(K.hard_assign(self.X, C, self.w, False)[2])
+
+    def assign_logits(self, mode: int) -> np.ndarray:
+        return K.assign_logits(self.X, mode)

@@ -142,3 +142,19 @@ class StreamedRows(Rows):
 
     def initial_centers(self, k: int, init, rng: np.random.Generator) -> np.ndarray:
         return scalable_initial_centers(self, k, init, rng)
+
+    def _per_row(self, kernel, C: np.ndarray, *args) -> np.ndarray:
+        """``(n, k)`` in memory, filled block by block with ``kernel(block, C, *args)``."""
+        out = np.empty((self.n, C.shape[0]), dtype=self.dtype)
+        for start, X in self.blocks():
+            out[start : start + X.shape[0]] = kernel(X, C, *args)
+        return out
+
+    def labels(self, C: np.ndarray) -> np.ndarray:
+        return self.assign(C)[0]
+
+    def squared_distances(self, C: np.ndarray) -> np.ndarray:
+        return self._per_row(K.squared_distances, C)
+
+    def responsibilities(self, C: np.ndarray, sigma: float, mode: int) -> np.ndarray:
+        return self._per_row(K.responsibilities, C, sigma, mode)
