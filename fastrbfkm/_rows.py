@@ -30,6 +30,7 @@ import numpy as np
 
 from . import _kernels as K
 from ._validation import check_centers
+from .seeding import initial_centers
 
 # ---------------------------------------------------------------- the passes
 
@@ -366,8 +367,6 @@ class InMemoryRows(Rows):
         return labels, float(inertia), label_counts(labels, C.shape[0])
 
     def initial_centers(self, k: int, init, rng: np.random.Generator) -> np.ndarray:
-        from .seeding import initial_centers
-
         return initial_centers(self.X, k, init, self.w, rng)
 
     def labels(self, C: np.ndarray) -> np.ndarray:
