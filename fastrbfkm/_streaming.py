@@ -23,7 +23,7 @@ import numpy as np
 from sklearn import get_config
 
 from . import _kernels as K
-from ._rows import Rows, fold, label_counts
+from ._rows import BlockRows, fold, label_counts
 from ._validation import as_float_array
 from .seeding import scalable_initial_centers
 
@@ -70,7 +70,7 @@ def _read_exactly(file, view: memoryview, filename: str) -> None:
         done += got
 
 
-class StreamedRows(Rows):
+class StreamedRows(BlockRows):
     """Rows of a memory-mapped file, read in blocks into one reused buffer.
 
     Parameters

@@ -33,7 +33,7 @@ import numpy as np
 from dask.delayed import delayed
 
 from . import _kernels as K
-from ._rows import PASSES, Rows
+from ._rows import PASSES, BlockRows
 from ._threads import one_blas_thread
 from ._validation import (
     as_float_array,
@@ -198,7 +198,7 @@ def _distances_task(X, C):
 # ------------------------------------------------------------------ source
 
 
-class DaskRows(Rows):
+class DaskRows(BlockRows):
     """A rows source over a dask array's row chunks.
 
     Parameters

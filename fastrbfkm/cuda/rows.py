@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda
 
-from .._rows import Rows
+from .._rows import Farthest, Rows, draw_keys, oversample_index
 from . import arrays, passes, seeding
 from .config import TILE, cdiv
 from .distances import square_root
@@ -61,28 +61,44 @@ class DeviceRows(Rows):
     def like_input(self, array: np.ndarray):
         return array if self.on_host else cuda.to_device(array)
 
-    def reduce(self, name: str, *args):
-        X, w, ws = self.X, self.w, self.ws
-        if name == "moments":
-            (weighted,) = args
-            return passes.moments(X, w if weighted else passes.empty(), ws)
-        if name == "stats":
-            C, sigma, mode, *with_stats = args
-            C = self._centers(C)
-            return passes.block_stats(X, C, w, float(sigma), int(mode), ws, *with_stats)
-        if name == "scatter":
-            C, sigma, mode = args
-            return passes.center_scatter(X, self._centers(C), w, float(sigma), int(mode), ws)
-        if name == "removal_costs":
-            (C,) = args
-            return passes.removal_costs(X, self._centers(C), w, ws)
-        if name == "farthest":
-            C, m = args
-            return passes.farthest(X, self._centers(C), w, int(m), ws)
-        if name == "inertia":
-            (C,) = args
-            return passes.inertia(X, self._centers(C), w, ws)
-        raise ValueError(f"unknown pass {name!r}")
+    def moments(self, weighted: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        return passes.moments(self.X, self.w if weighted else passes.empty(), self.ws)
+
+    def stats(self, C: np.ndarray, sigma: float, mode: int, with_stats: bool = True):
+        C = self._centers(C)
+        return passes.block_stats(self.X, C, self.w, float(sigma), int(mode), self.ws, with_stats)
+
+    def scatter(self, C: np.ndarray, sigma: float, mode: int):
+        C = self._centers(C)
+        return passes.center_scatter(self.X, C, self.w, float(sigma), int(mode), self.ws)
+
+    def removal_costs(self, C: np.ndarray) -> np.ndarray:
+        return passes.removal_costs(self.X, self._centers(C), self.w, self.ws)
+
+    def farthest(self, C: np.ndarray, m: int) -> Farthest:
+        return Farthest(*passes.farthest(self.X, self._centers(C), self.w, int(m), self.ws))
+
+    def inertia(self, C: np.ndarray) -> tuple[float, np.ndarray]:
+        inertia, counts = passes.inertia(self.X, self._centers(C), self.w, self.ws)
+        return float(inertia), counts
+
+    def _host_weights(self) -> np.ndarray:
+        return self.w.copy_to_host().astype(np.float64) if self.w.shape[0] else np.empty(0)
+
+    def oversample(self, C: np.ndarray, rate: float, key: int) -> tuple[np.ndarray, np.ndarray]:
+        """As the CPU's: the n nearest distances and the weights come to the
+        host to draw the rows (not X); the rows drawn are gathered on the device."""
+        _, mind, _ = passes.hard_assign(self.X, self._centers(C), self.w, self.ws)
+        w = self._host_weights()
+        pick = oversample_index(mind.copy_to_host(), w, 0, float(rate), int(key))
+        weights = w[pick] if w.size else np.ones(pick.size)
+        return passes.gather(self.X, pick, self.ws), weights
+
+    def draw(self, m: int, key: int) -> np.ndarray:
+        """As the CPU's: the weights (not X) come to the host to draw the rows."""
+        keys = draw_keys(self._host_weights(), 0, self.n, int(key))
+        index = np.sort(np.argsort(-keys, kind="stable")[: int(m)])
+        return passes.gather(self.X, index, self.ws)
 
     def assign(self, C: np.ndarray):
         return passes.assign(self.X, self._centers(C), self.w, self.ws)
