@@ -38,7 +38,6 @@ from __future__ import annotations
 import functools
 import numbers
 import sys
-from collections.abc import Callable
 
 import numpy as np
 from sklearn.utils import check_array
@@ -153,7 +152,6 @@ def open_rows(
     centers=None,
     fit: bool = False,
     estimator=None,
-    check: Callable[[int, int, np.dtype], None] | None = None,
     logits: bool = False,
 ) -> Rows:
     """The rows source for data X and its weights, on the chosen backend.
@@ -187,10 +185,6 @@ def open_rows(
         (``validate_data(reset=False)``: feature names and count) for new
         data, whose other input kinds are checked for the feature count too.
         None: :func:`fastrbfkm._validation.as_float_array`.
-    check : callable, default=None
-        Called as ``check(n, d, dtype)`` once X's shape and dtype are known
-        and before the weights are checked or anything is copied (the
-        estimator's parameter checks, which depend on them).
     logits : bool, default=False
         X holds logits ``Z`` of shape (n, k) or (k,) (one row), named "Z" in
         errors, not coordinates: their magnitude is not limited, and under
@@ -207,16 +201,14 @@ def open_rows(
     if logits:
         return _logit_rows(X, backend)
 
-    def known(shape, dtype) -> int | None:
-        """Check X's shape against the fit and the caller; the pass's work."""
+    def known(shape) -> int | None:
+        """Check X's shape against the fit; the pass's work (``n * d * k``)."""
         n, d = (int(s) for s in shape)
         if estimator is not None and not fit and d != estimator.n_features_in_:
             raise ValueError(
                 f"X has {d} features, but {type(estimator).__name__} is expecting "
                 f"{estimator.n_features_in_} features as input."
             )
-        if check is not None:
-            check(n, d, np.dtype(dtype))
         k = _n_centers(n_clusters, centers)
         return None if k is None else n * d * k
 
@@ -227,7 +219,7 @@ def open_rows(
 
         X = as_device(X)  # a numba view of CuPy or torch memory
         if X.ndim == 2:
-            known(X.shape, X.dtype)
+            known(X.shape)
         return DeviceRows.from_input(X, sample_weight)
 
     if is_dask_array(X):
@@ -240,17 +232,17 @@ def open_rows(
         from .dask import make_rows
 
         X = check_dask_array(X)  # metadata only: values are checked chunk by chunk
-        known(X.shape, X.dtype)
+        known(X.shape)
         return make_rows(X, sample_weight, persist=fit)
 
     if fit and streams(X):  # values checked block by block in the first pass
-        work = known(X.shape, np.float32 if X.dtype == np.float32 else np.float64)
+        work = known(X.shape)
         if choose(backend, X, work) == "cpu":
             return StreamedRows(X, check_sample_weight(sample_weight, X.shape[0]))
         X = _host_array(X, estimator, fit)
     else:
         X = _host_array(X, estimator, fit)
-        work = known(X.shape, X.dtype)
+        work = known(X.shape)
     w = check_sample_weight(sample_weight, X.shape[0])
     if choose(backend, X, work) == "cuda":
         from .cuda.rows import DeviceRows

@@ -210,13 +210,15 @@ class DaskRows(BlockRows):
     weight : float
         Total weight.
     persist : bool, default=True
-        Persist X's (and w's) chunks, so that the passes do not recompute them
-        from X's graph each time. A single pass (``score``) does not need it.
+        Persist X's (and w's) chunks at the first pass, so that the passes do
+        not recompute them from X's graph each time. A single pass (``score``)
+        does not need it.
     """
 
     def __init__(self, X: da.Array, w: da.Array | None, weight: float, *, persist: bool = True):
         self.source = X
-        self.X, self.w = (X.persist(), None if w is None else w.persist()) if persist else (X, w)
+        self.X, self.w = X, w
+        self._persist = persist  # at the first pass: nothing is computed before
         self.n, self.d = X.shape
         self.dtype = X.dtype
         self.weight = float(weight)
@@ -225,6 +227,9 @@ class DaskRows(BlockRows):
         self._checked = False
 
     def reduce(self, name: str, *args):
+        if self._persist:
+            self.X, self.w = self.X.persist(), None if self.w is None else self.w.persist()
+            self._persist = False
         step = PASSES[name]
         blocks = self.X.to_delayed(optimize_graph=False).ravel()
         weights = (

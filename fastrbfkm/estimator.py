@@ -181,7 +181,9 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
 
     # ------------------------------------------------------------------ checks
 
-    def _check_params(self, n_samples: int, n_features: int, dtype) -> None:
+    def _check_params(self) -> None:
+        """Check the parameters that do not depend on the data."""
+
         def positive_int(name):
             value = getattr(self, name)
             if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
@@ -205,9 +207,7 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
                 raise ValueError(f"{name} must be {bound}; got {value!r}.")
             return float(value)
 
-        k = positive_int("n_clusters")
-        if k > n_samples:
-            raise ValueError(f"n_samples={n_samples} should be >= n_clusters={k}.")
+        positive_int("n_clusters")
         if not isinstance(self.assignment, str) or self.assignment not in ASSIGNMENTS:
             raise ValueError(
                 f"assignment must be one of {sorted(ASSIGNMENTS)}; got {self.assignment!r}."
@@ -226,23 +226,26 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
         positive_int("n_init")
         positive_int("max_iter")
         real("tol", self.tol, 0.0, low_open=False)
-        if isinstance(self.init, str):
-            if self.init not in ("k-means++", "random"):
-                raise ValueError(
-                    f"init must be 'k-means++', 'random' or an array; got {self.init!r}."
-                )
-        else:
-            init = as_float_array(self.init, "init", dtype=dtype, coordinates=True)
-            if init.shape != (k, n_features):
-                raise ValueError(
-                    f"init must have shape (n_clusters, n_features) = ({k}, {n_features}); "
-                    f"got {init.shape}."
-                )
+        if isinstance(self.init, str) and self.init not in ("k-means++", "random"):
+            raise ValueError(f"init must be 'k-means++', 'random' or an array; got {self.init!r}.")
         for name in ("refine", "record_path"):
             if not isinstance(getattr(self, name), (bool, np.bool_)):
                 raise ValueError(f"{name} must be a bool; got {getattr(self, name)!r}.")
         if not isinstance(self.verbose, (numbers.Integral, np.bool_)):
             raise ValueError(f"verbose must be an integer; got {self.verbose!r}.")
+
+    def _check_params_against(self, rows: Rows) -> None:
+        """Check the parameters that depend on the data's shape and dtype."""
+        k = int(self.n_clusters)
+        if k > rows.n:
+            raise ValueError(f"n_samples={rows.n} should be >= n_clusters={k}.")
+        if not isinstance(self.init, str):
+            init = as_float_array(self.init, "init", dtype=rows.dtype, coordinates=True)
+            if init.shape != (k, rows.d):
+                raise ValueError(
+                    f"init must have shape (n_clusters, n_features) = ({k}, {rows.d}); "
+                    f"got {init.shape}."
+                )
 
     # ------------------------------------------------------------------- fit
 
@@ -266,15 +269,11 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
         self : RBFKMeans
             The fitted estimator.
         """
+        self._check_params()
         rows = open_rows(
-            X,
-            sample_weight,
-            self.backend,
-            n_clusters=self.n_clusters,
-            fit=True,
-            estimator=self,
-            check=self._check_params,  # once X's shape and dtype are known
+            X, sample_weight, self.backend, n_clusters=self.n_clusters, fit=True, estimator=self
         )
+        self._check_params_against(rows)
         d = rows.d
         mode = ASSIGNMENTS[self.assignment]
         k = int(self.n_clusters)
