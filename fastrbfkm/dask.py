@@ -44,6 +44,8 @@ from ._validation import (
 )
 from .seeding import scalable_initial_centers
 
+__all__ = ["DaskRows", "check_array", "check_weights", "make_rows"]
+
 #: Unit weights (the kernels' convention: an empty weight vector).
 _UNIT = np.empty(0)
 
