@@ -1,32 +1,51 @@
-"""Where the work runs: ``backend="cpu"``, ``"cuda"`` or ``"auto"``.
+"""The one door: every public entry point turns its data into a rows source here.
+
+:func:`open_rows` takes ``(X, sample_weight, backend)``, validates them and
+returns the :class:`~fastrbfkm._rows.Rows` that holds X:
+
+- a CUDA array (CuPy, a PyTorch CUDA tensor, a numba device array):
+  ``DeviceRows`` over it, in place (:mod:`fastrbfkm.cuda.rows`);
+- a ``dask.array.Array``: ``DaskRows`` over its row chunks (:mod:`fastrbfkm.dask`);
+- for a fit, a ``numpy.memmap`` larger than the working memory:
+  :class:`~fastrbfkm._streaming.StreamedRows`, read from the file block by block;
+- anything else: a validated numpy array, in
+  :class:`~fastrbfkm._rows.InMemoryRows`, or copied once to the GPU when the
+  backend sends the work there.
+
+Where the work runs, ``backend``:
 
 - ``"cpu"``: the numba CPU kernels. CUDA arrays are refused (no silent copy
   to the host).
 - ``"cuda"``: the numba.cuda kernels of :mod:`fastrbfkm.cuda`; a
   RuntimeError says what is missing when no GPU can be used (under
   ``NUMBA_ENABLE_CUDASIM=1`` they run on numba's CUDA simulator, for tests).
+  Dask arrays are refused.
 - ``"auto"``: the GPU for CUDA array input; for host data, the GPU only when
   a real one is available and one pass over the data costs at least
   :data:`AUTO_MIN_WORK` multiply-adds (``n * d * k``), enough for the
   work to outweigh copying X once; else the CPU. Smaller data never imports
   numba.cuda.
 
-This module itself never imports numba.cuda: ``fastrbfkm.cuda`` is imported
-only when the GPU is asked for, or when numba.cuda is already loaded and an
-input might be one of its device arrays.
+This module imports neither numba.cuda nor dask: ``fastrbfkm.cuda`` is
+imported only when the GPU is asked for, or when numba.cuda is already
+loaded and an input might be one of its device arrays; ``fastrbfkm.dask``
+only when a dask array arrives (one cannot exist before ``dask.array`` is
+imported).
 """
 
 from __future__ import annotations
 
 import functools
+import numbers
 import sys
-from types import ModuleType
 
 import numpy as np
+from sklearn.utils import check_array
+from sklearn.utils.validation import validate_data
 
-from ._dispatch import is_dask_array, lazy_input, make_rows
 from ._rows import InMemoryRows, Rows
-from ._validation import check_centers, check_data, check_sample_weight
+from ._streaming import StreamedRows, streams
+from ._validation import as_float_array, check_sample_weight
 
 BACKENDS = ("auto", "cpu", "cuda")
 
@@ -55,6 +74,12 @@ def is_device_array(obj) -> bool:
     return on_device(obj)
 
 
+def is_dask_array(X) -> bool:
+    """Whether X is a ``dask.array.Array`` (without importing dask)."""
+    module = sys.modules.get("dask.array")
+    return module is not None and isinstance(X, module.Array)
+
+
 @functools.cache
 def gpu_available() -> bool:
     """Whether a real CUDA GPU is usable (imports numba.cuda; cached)."""
@@ -65,16 +90,15 @@ def gpu_available() -> bool:
     return cuda.is_available()
 
 
-def cuda_api() -> ModuleType:
-    """:mod:`fastrbfkm.cuda.api`, or a RuntimeError saying why the GPU cannot run."""
+def require_cuda() -> None:
+    """Raise a RuntimeError saying why ``backend="cuda"`` cannot run, if it cannot."""
     try:
-        from .cuda import api
+        from . import cuda
     except ImportError as exc:
         raise RuntimeError(
             f"backend='cuda' needs numba.cuda: pip install 'fastrbfkm[cuda]' ({exc})."
         ) from exc
-    api.require()
-    return api
+    cuda.require()
 
 
 def shape_of(array) -> tuple[int, ...]:
@@ -101,7 +125,7 @@ def choose(backend, X, work: int | None) -> str:
             )
         return "cpu"
     if backend == "cuda":
-        cuda_api()
+        require_cuda()
         return "cuda"
     if device:
         return "cuda"
@@ -110,38 +134,146 @@ def choose(backend, X, work: int | None) -> str:
     return "cuda" if gpu_available() else "cpu"
 
 
-def device_api(backend, X, C=None, logits: bool = False) -> ModuleType | None:
-    """:mod:`fastrbfkm.cuda.api` when the work on X (and centers C) goes to
-    the GPU, else None. Logits (``logits=True``) are cheap per byte: host
-    logits stay on the CPU under ``"auto"``."""
-    work = None
-    if not logits:
-        shape_x, shape_c = shape_of(X), shape_of(C)
-        if len(shape_x) == 2 and len(shape_c) == 2:
-            work = shape_x[0] * shape_x[1] * shape_c[0]
-    return cuda_api() if choose(backend, X, work) == "cuda" else None
+def _n_centers(n_clusters, centers) -> int | None:
+    """k for the ``n * d * k`` rule: ``n_clusters`` if it is a positive
+    integer, else the rows of ``centers`` if it has a 2-D shape, else None."""
+    if isinstance(n_clusters, numbers.Integral) and not isinstance(n_clusters, bool):
+        return int(n_clusters) if n_clusters > 0 else None
+    shape = shape_of(centers) if centers is not None else ()
+    return shape[0] if len(shape) == 2 else None
 
 
-def rows_for(X, C, sample_weight, backend) -> tuple[Rows, np.ndarray]:
-    """``(rows, C)``: the validated data as a rows source on the chosen
-    backend (:class:`~fastrbfkm._rows.InMemoryRows`, a streamed file or dask
-    chunks on the CPU (:mod:`fastrbfkm._dispatch`), or the GPU's
-    ``DeviceRows``), and the validated centers C in its dtype (on the host)."""
-    lazy = lazy_input(X)  # a dask array or a memory-mapped file to stream
-    if lazy is not None:
-        if check_backend(backend) == "cuda" and is_dask_array(lazy):
-            raise ValueError("backend='cuda' does not take dask arrays.")
-        if is_dask_array(lazy) or choose(backend, lazy, None) == "cpu":
-            return make_rows(lazy, sample_weight), check_centers(C, lazy)
-    shape_x, shape_c = shape_of(X), shape_of(C)
-    work = None
-    if len(shape_x) == 2 and len(shape_c) == 2:
-        work = shape_x[0] * shape_x[1] * shape_c[0]
-    if choose(backend, X, work) == "cuda":
-        from .cuda.arrays import host_centers
+def open_rows(
+    X,
+    sample_weight=None,
+    backend: str = "auto",
+    *,
+    n_clusters: int | None = None,
+    centers=None,
+    fit: bool = False,
+    estimator=None,
+    logits: bool = False,
+) -> Rows:
+    """The rows source for data X and its weights, on the chosen backend.
+
+    Every public function and method that takes data calls this, and only
+    this, to validate it and choose where its passes run.
+
+    Parameters
+    ----------
+    X : array-like, numpy.memmap, dask.array.Array or CUDA array of shape (n, d)
+        The data. float32 stays float32; other real dtypes become float64
+        (CUDA arrays must already be float32 or float64).
+    sample_weight : array-like of shape (n,), default=None
+        Non-negative weights with a positive sum (a dask or CUDA array for
+        such X); None means all ones.
+    backend : {"auto", "cpu", "cuda"}, default="auto"
+        Where the passes run (see the module's docstring).
+    n_clusters : int, default=None
+        Number of centers k, for the ``"auto"`` rule (``n * d * k``).
+    centers : array-like of shape (k, d), default=None
+        Centers (not validated here: see :meth:`Rows.check_centers`) whose
+        number of rows is k, when ``n_clusters`` is not given.
+    fit : bool, default=False
+        The data of a fit, read in many passes: a memory-mapped file larger
+        than the working memory is streamed from the file, and a dask
+        array's chunks are persisted. Otherwise (new data, one pass) both
+        stay as they are.
+    estimator : estimator, default=None
+        Validate numpy data as scikit-learn does for this estimator: with
+        ``check_array`` for a fit, and against the fitted estimator
+        (``validate_data(reset=False)``: feature names and count) for new
+        data, whose other input kinds are checked for the feature count too.
+        None: :func:`fastrbfkm._validation.as_float_array`.
+    logits : bool, default=False
+        X holds logits ``Z`` of shape (n, k) or (k,) (one row), named "Z" in
+        errors, not coordinates: their magnitude is not limited, and under
+        ``"auto"`` host logits stay on the CPU (cheap per byte). For
+        :meth:`Rows.assign_logits`.
+
+    Returns
+    -------
+    rows : Rows
+        The source of X's rows: ``InMemoryRows``, ``StreamedRows``,
+        ``DaskRows`` or ``DeviceRows``.
+    """
+    backend = check_backend(backend)
+    if logits:
+        return _logit_rows(X, backend)
+
+    def known(shape) -> int | None:
+        """Check X's shape against the fit; the pass's work (``n * d * k``)."""
+        n, d = (int(s) for s in shape)
+        if estimator is not None and not fit and d != estimator.n_features_in_:
+            raise ValueError(
+                f"X has {d} features, but {type(estimator).__name__} is expecting "
+                f"{estimator.n_features_in_} features as input."
+            )
+        k = _n_centers(n_clusters, centers)
+        return None if k is None else n * d * k
+
+    if is_device_array(X):
+        choose(backend, X, None)  # refuses backend="cpu"
+        from .cuda.arrays import as_device
         from .cuda.rows import DeviceRows
 
-        rows = DeviceRows.from_input(X, sample_weight)
-        return rows, host_centers(C, rows.X)
-    X, C = check_data(X, C)
-    return InMemoryRows(X, check_sample_weight(sample_weight, X.shape[0])), C
+        X = as_device(X)  # a numba view of CuPy or torch memory
+        if X.ndim == 2:
+            known(X.shape)
+        return DeviceRows.from_input(X, sample_weight)
+
+    if is_dask_array(X):
+        if backend == "cuda":
+            raise ValueError(
+                "backend='cuda' does not take dask arrays: their chunks run on the "
+                "workers' CPUs (backend='cpu' or 'auto')."
+            )
+        from .dask import check_array as check_dask_array
+        from .dask import make_rows
+
+        X = check_dask_array(X)  # metadata only: values are checked chunk by chunk
+        known(X.shape)
+        return make_rows(X, sample_weight, persist=fit)
+
+    if fit and streams(X):  # values checked block by block in the first pass
+        work = known(X.shape)
+        if choose(backend, X, work) == "cpu":
+            return StreamedRows(X, check_sample_weight(sample_weight, X.shape[0]))
+        X = _host_array(X, estimator, fit)
+    else:
+        X = _host_array(X, estimator, fit)
+        work = known(X.shape)
+    w = check_sample_weight(sample_weight, X.shape[0])
+    if choose(backend, X, work) == "cuda":
+        from .cuda.rows import DeviceRows
+
+        return DeviceRows.from_host(X, w)
+    return InMemoryRows(X, w)
+
+
+def _logit_rows(Z, backend: str) -> Rows:
+    """Logits as rows (1-D: one row), on the device for CUDA arrays or ``"cuda"``."""
+    if is_device_array(Z):
+        choose(backend, Z, None)  # refuses backend="cpu"
+        from .cuda.rows import DeviceRows
+
+        return DeviceRows.from_logits(Z)
+    Z = as_float_array(Z, "Z", ndim=(1, 2))
+    Z = Z.reshape(-1, Z.shape[-1])
+    if choose(backend, Z, None) == "cuda":
+        from .cuda.rows import DeviceRows
+
+        return DeviceRows.from_host(Z, np.empty(0))
+    return InMemoryRows(Z, np.empty(0))
+
+
+def _host_array(X, estimator, fit: bool) -> np.ndarray:
+    """Host data validated as a C-contiguous float32/float64 array."""
+    if estimator is not None:
+        options = dict(dtype=[np.float64, np.float32], order="C", accept_sparse=False)
+        if fit:
+            X = check_array(X, **options)
+        else:
+            X = validate_data(estimator, X, reset=False, **options)
+        return as_float_array(X, "X", dtype=X.dtype, coordinates=True)  # magnitude only
+    return as_float_array(X, "X", coordinates=True)

@@ -13,11 +13,16 @@ Each pass is a map over row blocks followed by a reduction of small results
 ``block(X, w, offset, *args) -> partial``, the associative ``combine(a, b)``
 of two partials (``a`` the earlier rows) and ``finish(partial) -> result``.
 
-A rows source (:class:`Rows`) decides where the blocks live and in which
-order partials are combined. :class:`InMemoryRows` holds a numpy array and
+A rows source (:class:`Rows`) runs every pass as a typed method. The
+sources whose data comes in blocks (:class:`BlockRows`) run each pass as the
+fold of its ``PASSES`` entry and decide where the blocks live and in which
+order partials are combined: :class:`InMemoryRows` holds a numpy array and
 runs each pass as one call of the numba kernels (which block and reduce in a
-fixed order themselves); sources for blocks streamed from disk, Dask chunks
-or a GPU implement the same methods, so the loop above never changes.
+fixed order themselves); the sources for blocks streamed from disk
+(:mod:`fastrbfkm._streaming`) and Dask chunks (:mod:`fastrbfkm.dask`) fold
+the same block functions. The GPU's source (:mod:`fastrbfkm.cuda.rows`)
+implements each method with its own kernels. The loop above never changes;
+:func:`fastrbfkm._backend.open_rows` chooses the source.
 """
 
 from __future__ import annotations
@@ -29,6 +34,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _kernels as K
+from ._validation import check_centers
+from .seeding import initial_centers
 
 # ---------------------------------------------------------------- the passes
 
@@ -67,8 +74,8 @@ def _moments_finish(partial):
     return mean, scatter / total
 
 
-def _stats_block(X, w, offset, C, sigma, mode):
-    return K.block_stats(X, C, w, sigma, mode, True)
+def _stats_block(X, w, offset, C, sigma, mode, with_stats=True):
+    return K.block_stats(X, C, w, sigma, mode, with_stats)
 
 
 def _stats_combine(a, b):
@@ -141,29 +148,42 @@ def row_uniforms(key: int, offset: int, n: int) -> np.ndarray:
     return np.random.Generator(np.random.Philox(key=key).advance(offset)).random((n, 4))[:, 0]
 
 
-def _oversample_block(X, w, offset, C, rate, key):
-    """k-means|| oversampling: every row is drawn with probability
-    ``min(1, rate * w_i * min_k D_ik)``; returns ``(index, rows, weights)``."""
-    _, mind, _ = K.hard_assign(X, C, w)
-    weights = w if w.size else np.ones(X.shape[0])
+def oversample_index(mind: np.ndarray, w: np.ndarray, offset: int, rate: float, key: int):
+    """k-means|| oversampling of the rows ``offset ..`` with squared distances
+    ``mind`` to their nearest center: row i is drawn with probability
+    ``min(1, rate * w_i * mind_i)``; returns the local indices drawn."""
+    weights = w if w.size else np.ones(mind.shape[0])
     p = rate * weights * mind.astype(np.float64)
-    pick = np.flatnonzero(row_uniforms(key, offset, X.shape[0]) < p)
-    return pick.astype(np.int64) + offset, X[pick].copy(), weights[pick]
+    return np.flatnonzero(row_uniforms(key, offset, mind.shape[0]) < p)
+
+
+def _oversample_block(X, w, offset, C, rate, key):
+    """k-means|| oversampling (:func:`oversample_index`); returns ``(index, rows, weights)``."""
+    _, mind, _ = K.hard_assign(X, C, w)
+    pick = oversample_index(mind, w, offset, rate, key)
+    weights = w[pick] if w.size else np.ones(pick.size)
+    return pick.astype(np.int64) + offset, X[pick].copy(), weights
 
 
 def _concat_combine(a, b):
     return tuple(np.concatenate([x, y]) for x, y in zip(a, b, strict=True))
 
 
-def _draw_block(X, w, offset, m, key):
-    """Weighted sampling without replacement (Efraimidis and Spirakis 2006):
-    the ``m`` rows with the largest keys ``log(u_i) / w_i`` (zero weight: never
-    before a positive one), as ``(keys, index, rows, m)``."""
-    u = row_uniforms(key, offset, X.shape[0])
+def draw_keys(w: np.ndarray, offset: int, n: int, key: int) -> np.ndarray:
+    """Efraimidis and Spirakis (2006) keys ``log(u_i) / w_i`` of the rows
+    ``offset .. offset + n - 1`` (zero weight: ``-inf``, never before a
+    positive one): the ``m`` largest are a weighted sample without replacement."""
+    u = row_uniforms(key, offset, n)
     with np.errstate(divide="ignore"):
         keys = np.log(u)
         if w.size:
             keys = np.where(w > 0, keys / np.where(w > 0, w, 1.0), -np.inf)
+    return keys
+
+
+def _draw_block(X, w, offset, m, key):
+    """The ``m`` rows with the largest :func:`draw_keys`, as ``(keys, index, rows, m)``."""
+    keys = draw_keys(w, offset, X.shape[0], key)
     order = np.argsort(-keys, kind="stable")[:m]
     return keys[order], order.astype(np.int64) + offset, X[order].copy(), m
 
@@ -234,14 +254,16 @@ def fold(name: str, blocks: Iterable[tuple[int, np.ndarray]], w: np.ndarray, *ar
 
 
 class Rows(ABC):
-    """Where the fit's data lives; every pass of the fit over X is a method.
+    """Where the data lives; every pass over X is a typed method.
 
     Subclasses set ``n``, ``d``, ``dtype`` and ``weight`` (the total sample
-    weight) and implement :meth:`reduce`, :meth:`assign` and
-    :meth:`initial_centers`. Centers handed to the methods are host numpy
-    arrays in the source's dtype; results are host numpy arrays (float64
-    statistics), except the labels of :meth:`assign`, which may stay where
-    the data is (a lazy dask array, for instance).
+    weight) and implement every abstract pass (a source that cannot run one
+    raises an error that says so). Centers handed to the methods are host
+    numpy arrays in the source's dtype (:meth:`check_centers`); statistics
+    are host numpy arrays (float64), while per-row results for new data
+    (labels, distances, responsibilities) stay where the data came from:
+    numpy for numpy input, a lazy dask array for dask input, a device array
+    for CUDA input.
     """
 
     n: int
@@ -249,46 +271,57 @@ class Rows(ABC):
     dtype: np.dtype
     weight: float
 
-    @abstractmethod
-    def reduce(self, name: str, *args):
-        """Run the pass ``PASSES[name]`` over every block and reduce it."""
+    @property
+    def shape(self) -> tuple[int, int]:
+        """``(n, d)``."""
+        return self.n, self.d
 
+    def check_centers(self, C, name: str = "C") -> np.ndarray:
+        """Centers ``(k, d)`` validated as host numpy in the source's dtype."""
+        return check_centers(C, self, name)
+
+    def like_input(self, array: np.ndarray):
+        """A small host result where the data came from (here: itself)."""
+        return array
+
+    # The passes of a fit: small results, float64 on the host.
+
+    @abstractmethod
     def moments(self, weighted: bool = True) -> tuple[np.ndarray, np.ndarray]:
         """Mean ``(d,)`` and covariance ``(d, d)``, weighted or not, float64."""
-        return self.reduce("moments", weighted)
 
-    def stats(self, C: np.ndarray, sigma: float, mode: int):
-        """``(N, S, summary)`` of :func:`fastrbfkm._kernels.block_stats`."""
-        return self.reduce("stats", C, sigma, mode)
+    @abstractmethod
+    def stats(self, C: np.ndarray, sigma: float, mode: int, with_stats: bool = True):
+        """``(N, S, summary)`` of :func:`fastrbfkm._kernels.block_stats` (N and
+        S zeros when ``with_stats`` is False, which skips their accumulation)."""
 
+    @abstractmethod
     def scatter(self, C: np.ndarray, sigma: float, mode: int):
         """``(N, A)`` of :func:`fastrbfkm._kernels.center_scatter` for every center."""
-        return self.reduce("scatter", C, sigma, mode)
 
+    @abstractmethod
     def removal_costs(self, C: np.ndarray) -> np.ndarray:
         """Per center, the rise in inertia if it were removed (``(k,)``)."""
-        return self.reduce("removal_costs", C)
 
+    @abstractmethod
     def farthest(self, C: np.ndarray, m: int) -> Farthest:
         """The ``m`` rows farthest from their nearest center (ties: lowest index)."""
-        return Farthest(*self.reduce("farthest", C, m))
 
+    @abstractmethod
     def inertia(self, C: np.ndarray) -> tuple[float, np.ndarray]:
         """Weighted hard inertia and the number of rows per nearest center."""
-        inertia, counts = self.reduce("inertia", C)
-        return float(inertia), counts
 
+    @abstractmethod
     def oversample(self, C: np.ndarray, rate: float, key: int) -> tuple[np.ndarray, np.ndarray]:
         """k-means|| draw: ``(rows, weights)`` of the rows drawn independently with
-        probability ``min(1, rate * w_i * min_k D_ik)``, in row order."""
-        _, rows, weights = self.reduce("oversample", C, rate, key)
-        return rows, weights
+        probability ``min(1, rate * w_i * min_k D_ik)`` (:func:`oversample_index`),
+        in row order."""
 
+    @abstractmethod
     def draw(self, m: int, key: int) -> np.ndarray:
         """``m`` distinct rows drawn with probability in proportion to the
-        weights, without replacement, in row order (all rows when n <= m)."""
-        _, index, rows = self.reduce("draw", m, key)
-        return rows[np.argsort(index, kind="stable")]
+        weights, without replacement (:func:`draw_keys`), in row order (all
+        rows when n <= m)."""
 
     def sample(self, m: int, key: int) -> Rows:
         """``m`` distinct rows drawn as by :meth:`draw`, as an in-memory source
@@ -307,8 +340,76 @@ class Rows(ABC):
     def initial_centers(self, k: int, init, rng: np.random.Generator) -> np.ndarray:
         """``(k, d)`` initial centers: ``"k-means++"``, ``"random"`` or given."""
 
+    # The results for new data: one pass, per row.
 
-class InMemoryRows(Rows):
+    @abstractmethod
+    def labels(self, C: np.ndarray):
+        """``(n,)`` int32 nearest centers (ties to the lowest index)."""
+
+    @abstractmethod
+    def squared_distances(self, C: np.ndarray):
+        """``(n, k)`` squared Euclidean distances to the centers, in X's dtype."""
+
+    def distances(self, C: np.ndarray):
+        """``(n, k)`` Euclidean distances to the centers, in X's dtype."""
+        return np.sqrt(self.squared_distances(C))
+
+    @abstractmethod
+    def responsibilities(self, C: np.ndarray, sigma: float, mode: int):
+        """``(n, k)`` responsibilities at temperature sigma, in X's dtype."""
+
+    def total_inertia(self, C: np.ndarray) -> float:
+        """The weighted K-Means inertia ``sum_i w_i min_k D_ik`` (one pass)."""
+        return float(self.assign(C)[1])
+
+    def assign_logits(self, mode: int):
+        """Row-wise softmax or entmax15 (``mode``) of rows that are logits
+        (:func:`fastrbfkm._backend.open_rows` with ``logits=True``)."""
+        raise NotImplementedError(
+            f"{type(self).__name__} holds data, not logits: open the logits with "
+            "open_rows(Z, logits=True)."
+        )
+
+
+class BlockRows(Rows):
+    """A source whose fit passes are folds of the block functions of
+    :data:`PASSES` (in memory, streamed from a file, over dask chunks):
+    subclasses implement :meth:`reduce`, which decides where the blocks
+    live and in which order their partials are combined."""
+
+    @abstractmethod
+    def reduce(self, name: str, *args):
+        """Run the pass ``PASSES[name]`` over every block and reduce it."""
+
+    def moments(self, weighted: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        return self.reduce("moments", weighted)
+
+    def stats(self, C: np.ndarray, sigma: float, mode: int, with_stats: bool = True):
+        return self.reduce("stats", C, sigma, mode, with_stats)
+
+    def scatter(self, C: np.ndarray, sigma: float, mode: int):
+        return self.reduce("scatter", C, sigma, mode)
+
+    def removal_costs(self, C: np.ndarray) -> np.ndarray:
+        return self.reduce("removal_costs", C)
+
+    def farthest(self, C: np.ndarray, m: int) -> Farthest:
+        return Farthest(*self.reduce("farthest", C, m))
+
+    def inertia(self, C: np.ndarray) -> tuple[float, np.ndarray]:
+        inertia, counts = self.reduce("inertia", C)
+        return float(inertia), counts
+
+    def oversample(self, C: np.ndarray, rate: float, key: int) -> tuple[np.ndarray, np.ndarray]:
+        _, rows, weights = self.reduce("oversample", C, rate, key)
+        return rows, weights
+
+    def draw(self, m: int, key: int) -> np.ndarray:
+        _, index, rows = self.reduce("draw", m, key)
+        return rows[np.argsort(index, kind="stable")]
+
+
+class InMemoryRows(BlockRows):
     """A validated, C-contiguous numpy array (a ``numpy.memmap`` too) and its
     weights (length 0: unit weights). Each pass is one call of the kernels."""
 
@@ -329,6 +430,19 @@ class InMemoryRows(Rows):
         return labels, float(inertia), label_counts(labels, C.shape[0])
 
     def initial_centers(self, k: int, init, rng: np.random.Generator) -> np.ndarray:
-        from .seeding import initial_centers
-
         return initial_centers(self.X, k, init, self.w, rng)
+
+    def labels(self, C: np.ndarray) -> np.ndarray:
+        return K.hard_assign(self.X, C, self.w, False)[0]
+
+    def squared_distances(self, C: np.ndarray) -> np.ndarray:
+        return K.squared_distances(self.X, C)
+
+    def responsibilities(self, C: np.ndarray, sigma: float, mode: int) -> np.ndarray:
+        return K.responsibilities(self.X, C, sigma, mode)
+
+    def total_inertia(self, C: np.ndarray) -> float:
+        return float(K.hard_assign(self.X, C, self.w, False)[2])
+
+    def assign_logits(self, mode: int) -> np.ndarray:
+        return K.assign_logits(self.X, mode)

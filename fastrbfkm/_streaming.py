@@ -23,7 +23,7 @@ import numpy as np
 from sklearn import get_config
 
 from . import _kernels as K
-from ._rows import Rows, fold, label_counts
+from ._rows import BlockRows, fold, label_counts
 from ._validation import as_float_array
 from .seeding import scalable_initial_centers
 
@@ -70,7 +70,7 @@ def _read_exactly(file, view: memoryview, filename: str) -> None:
         done += got
 
 
-class StreamedRows(Rows):
+class StreamedRows(BlockRows):
     """Rows of a memory-mapped file, read in blocks into one reused buffer.
 
     Parameters
@@ -142,3 +142,19 @@ class StreamedRows(Rows):
 
     def initial_centers(self, k: int, init, rng: np.random.Generator) -> np.ndarray:
         return scalable_initial_centers(self, k, init, rng)
+
+    def _per_row(self, kernel, C: np.ndarray, *args) -> np.ndarray:
+        """``(n, k)`` in memory, filled block by block with ``kernel(block, C, *args)``."""
+        out = np.empty((self.n, C.shape[0]), dtype=self.dtype)
+        for start, X in self.blocks():
+            out[start : start + X.shape[0]] = kernel(X, C, *args)
+        return out
+
+    def labels(self, C: np.ndarray) -> np.ndarray:
+        return self.assign(C)[0]
+
+    def squared_distances(self, C: np.ndarray) -> np.ndarray:
+        return self._per_row(K.squared_distances, C)
+
+    def responsibilities(self, C: np.ndarray, sigma: float, mode: int) -> np.ndarray:
+        return self._per_row(K.responsibilities, C, sigma, mode)

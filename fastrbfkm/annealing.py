@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import _kernels as K
-from ._backend import rows_for
+from ._backend import open_rows
 from ._rows import InMemoryRows, Rows
 from ._threads import one_blas_thread
 from ._validation import (
@@ -540,7 +540,8 @@ def anneal(
     mode = check_assignment(assignment)
     if mode == K.HARD:
         raise ValueError("assignment must be 'softmax' or 'entmax15': hard has no temperature.")
-    rows, C0 = rows_for(X, C0, sample_weight, backend)
+    rows = open_rows(X, sample_weight, backend, centers=C0, fit=True)
+    C0 = rows.check_centers(C0)
     sig = as_float_array(sigmas, "sigmas", ndim=1, dtype=np.dtype(np.float64))
     if sig.min() <= 0 or np.any(np.diff(sig) >= 0):
         raise ValueError("sigmas must be positive and strictly decreasing.")

@@ -1,4 +1,4 @@
-"""Dask backend: fit, predict and anneal on a ``dask.array.Array``.
+"""Dask backend: the rows source over a ``dask.array.Array``'s row chunks.
 
 Every pass of the fit over X (:mod:`fastrbfkm._rows`) is a map over X's row
 chunks followed by a reduction of small, k x d-sized partials: each chunk's
@@ -9,7 +9,9 @@ only on the number of chunks. The centers go into each pass's graph once, as
 one key that every chunk's task depends on; only the partials come back.
 Nothing gathers X: the fit persists X's chunks where they are computed (in
 this process with the threaded scheduler, on the workers with a
-``dask.distributed`` client) and releases them when the fit ends.
+``dask.distributed`` client) and releases them when the fit ends. For new
+data (predictions), the per-row results are lazy dask arrays mapped over X's
+chunks, each chunk's values checked when it is computed.
 
 Everything runs on the scheduler the user has set: the threaded default, or
 the client of ``dask.distributed`` made current by ``Client(...)``. Results
@@ -31,7 +33,7 @@ import numpy as np
 from dask.delayed import delayed
 
 from . import _kernels as K
-from ._rows import PASSES, Rows
+from ._rows import PASSES, BlockRows
 from ._threads import one_blas_thread
 from ._validation import (
     as_float_array,
@@ -41,6 +43,8 @@ from ._validation import (
     float_dtype,
 )
 from .seeding import scalable_initial_centers
+
+__all__ = ["DaskRows", "check_array", "check_weights", "make_rows"]
 
 #: Unit weights (the kernels' convention: an empty weight vector).
 _UNIT = np.empty(0)
@@ -185,14 +189,18 @@ def _proba_task(X, C, sigma, mode):
     return _on_kernels(K.responsibilities, _chunk(X, True), C, sigma, mode)
 
 
+def _squared_distances_task(X, C):
+    return _on_kernels(K.squared_distances, _chunk(X, True), C)
+
+
 def _distances_task(X, C):
-    return np.sqrt(_on_kernels(K.squared_distances, _chunk(X, True), C))
+    return np.sqrt(_squared_distances_task(X, C))
 
 
 # ------------------------------------------------------------------ source
 
 
-class DaskRows(Rows):
+class DaskRows(BlockRows):
     """A rows source over a dask array's row chunks.
 
     Parameters
@@ -204,13 +212,15 @@ class DaskRows(Rows):
     weight : float
         Total weight.
     persist : bool, default=True
-        Persist X's (and w's) chunks, so that the passes do not recompute them
-        from X's graph each time. A single pass (``score``) does not need it.
+        Persist X's (and w's) chunks at the first pass, so that the passes do
+        not recompute them from X's graph each time. A single pass (``score``)
+        does not need it.
     """
 
     def __init__(self, X: da.Array, w: da.Array | None, weight: float, *, persist: bool = True):
         self.source = X
-        self.X, self.w = (X.persist(), None if w is None else w.persist()) if persist else (X, w)
+        self.X, self.w = X, w
+        self._persist = persist  # at the first pass: nothing is computed before
         self.n, self.d = X.shape
         self.dtype = X.dtype
         self.weight = float(weight)
@@ -219,6 +229,9 @@ class DaskRows(Rows):
         self._checked = False
 
     def reduce(self, name: str, *args):
+        if self._persist:
+            self.X, self.w = self.X.persist(), None if self.w is None else self.w.persist()
+            self._persist = False
         step = PASSES[name]
         blocks = self.X.to_delayed(optimize_graph=False).ravel()
         weights = (
@@ -242,57 +255,56 @@ class DaskRows(Rows):
         mapped over X's chunks (not over the persisted copy, which the fit
         releases)."""
         inertia, counts = self.inertia(C)
-        return predict(self.source, C, check=False), inertia, counts
+        return self._labels(C, check=False), inertia, counts
 
     def initial_centers(self, k: int, init, rng: np.random.Generator) -> np.ndarray:
         return scalable_initial_centers(self, k, init, rng)
+
+    # New data: lazy per-row results over X's chunks, checked when computed.
+
+    def _labels(self, C: np.ndarray, check: bool) -> da.Array:
+        return self.source.map_blocks(
+            _labels_task,
+            delayed(C),
+            check,
+            drop_axis=1,
+            dtype=np.int32,
+            meta=np.empty((0,), dtype=np.int32),
+        )
+
+    def _per_row(self, task, C: np.ndarray, *args) -> da.Array:
+        X = self.source
+        return X.map_blocks(
+            task,
+            delayed(C),
+            *args,
+            chunks=(X.chunks[0], (C.shape[0],)),
+            dtype=X.dtype,
+            meta=np.empty((0, 0), dtype=X.dtype),
+        )
+
+    def labels(self, C: np.ndarray) -> da.Array:
+        """Lazy nearest-center labels (int32) of X's rows."""
+        return self._labels(C, check=True)
+
+    def squared_distances(self, C: np.ndarray) -> da.Array:
+        """Lazy ``(n, k)`` squared distances to the centers in X's dtype."""
+        return self._per_row(_squared_distances_task, C)
+
+    def distances(self, C: np.ndarray) -> da.Array:
+        """Lazy ``(n, k)`` Euclidean distances to the centers in X's dtype."""
+        return self._per_row(_distances_task, C)
+
+    def responsibilities(self, C: np.ndarray, sigma: float, mode: int) -> da.Array:
+        """Lazy ``(n, k)`` responsibilities in X's dtype."""
+        return self._per_row(_proba_task, C, sigma, mode)
+
+    def total_inertia(self, C: np.ndarray) -> float:
+        """Weighted K-Means inertia of X at C, computed in one pass."""
+        return self.inertia(C)[0]
 
 
 def make_rows(X: da.Array, sample_weight, *, persist: bool = True) -> DaskRows:
     """A :class:`DaskRows` for X checked by :func:`check_array`."""
     w, weight = check_weights(sample_weight, X)
     return DaskRows(X, w, weight, persist=persist)
-
-
-# ----------------------------------------------------------------- predict
-
-
-def predict(X: da.Array, C: np.ndarray, *, check: bool = True) -> da.Array:
-    """Lazy nearest-center labels (int32) of X's rows; chunks checked when computed."""
-    return X.map_blocks(
-        _labels_task,
-        delayed(C),
-        check,
-        drop_axis=1,
-        dtype=np.int32,
-        meta=np.empty((0,), dtype=np.int32),
-    )
-
-
-def predict_proba(X: da.Array, C: np.ndarray, sigma: float, mode: int) -> da.Array:
-    """Lazy ``(n, k)`` responsibilities in X's dtype."""
-    return X.map_blocks(
-        _proba_task,
-        delayed(C),
-        sigma,
-        mode,
-        chunks=(X.chunks[0], (C.shape[0],)),
-        dtype=X.dtype,
-        meta=np.empty((0, 0), dtype=X.dtype),
-    )
-
-
-def transform(X: da.Array, C: np.ndarray) -> da.Array:
-    """Lazy ``(n, k)`` Euclidean distances to the centers in X's dtype."""
-    return X.map_blocks(
-        _distances_task,
-        delayed(C),
-        chunks=(X.chunks[0], (C.shape[0],)),
-        dtype=X.dtype,
-        meta=np.empty((0, 0), dtype=X.dtype),
-    )
-
-
-def inertia(X: da.Array, C: np.ndarray, sample_weight) -> float:
-    """Weighted K-Means inertia of X at C, computed in one pass."""
-    return make_rows(X, sample_weight, persist=False).inertia(C)[0]

@@ -14,15 +14,14 @@ from sklearn.base import (
     TransformerMixin,
 )
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils import check_array, check_random_state
+from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _kernels as K
-from ._backend import check_backend, choose, cuda_api, is_device_array
-from ._dispatch import is_dask_array, lazy_input, make_rows
+from ._backend import open_rows
 from ._rows import Rows
 from ._threads import one_blas_thread
-from ._validation import ASSIGNMENTS, as_float_array, check_sample_weight
+from ._validation import ASSIGNMENTS, as_float_array
 from .annealing import (
     AnnealSettings,
     critical_from_covariance,
@@ -213,7 +212,9 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
 
     # ------------------------------------------------------------------ checks
 
-    def _check_params(self, n_samples: int, n_features: int, dtype) -> None:
+    def _check_params(self) -> None:
+        """Check the parameters that do not depend on the data."""
+
         def positive_int(name):
             value = getattr(self, name)
             if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
@@ -237,9 +238,7 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
                 raise ValueError(f"{name} must be {bound}; got {value!r}.")
             return float(value)
 
-        k = positive_int("n_clusters")
-        if k > n_samples:
-            raise ValueError(f"n_samples={n_samples} should be >= n_clusters={k}.")
+        positive_int("n_clusters")
         if not isinstance(self.assignment, str) or self.assignment not in ASSIGNMENTS:
             raise ValueError(
                 f"assignment must be one of {sorted(ASSIGNMENTS)}; got {self.assignment!r}."
@@ -267,49 +266,26 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
         elif self.anneal_size is not None:
             positive_int("anneal_size")
         real("tol", self.tol, 0.0, low_open=False)
-        if isinstance(self.init, str):
-            if self.init not in ("k-means++", "random"):
-                raise ValueError(
-                    f"init must be 'k-means++', 'random' or an array; got {self.init!r}."
-                )
-        else:
-            init = as_float_array(self.init, "init", dtype=dtype, coordinates=True)
-            if init.shape != (k, n_features):
-                raise ValueError(
-                    f"init must have shape (n_clusters, n_features) = ({k}, {n_features}); "
-                    f"got {init.shape}."
-                )
+        if isinstance(self.init, str) and self.init not in ("k-means++", "random"):
+            raise ValueError(f"init must be 'k-means++', 'random' or an array; got {self.init!r}.")
         for name in ("refine", "record_path"):
             if not isinstance(getattr(self, name), (bool, np.bool_)):
                 raise ValueError(f"{name} must be a bool; got {getattr(self, name)!r}.")
         if not isinstance(self.verbose, (numbers.Integral, np.bool_)):
             raise ValueError(f"verbose must be an integer; got {self.verbose!r}.")
-        check_backend(self.backend)
 
-    def _validate_X(self, X, *, reset: bool) -> np.ndarray:
-        # A dask array (every method), or a memory-mapped file to stream (fit):
-        # the values are checked chunk by chunk when they are read.
-        lazy = lazy_input(X) if (reset or is_dask_array(X)) else None
-        if lazy is not None:
-            if not reset and lazy.shape[1] != self.n_features_in_:
+    def _check_params_against(self, rows: Rows) -> None:
+        """Check the parameters that depend on the data's shape and dtype."""
+        k = int(self.n_clusters)
+        if k > rows.n:
+            raise ValueError(f"n_samples={rows.n} should be >= n_clusters={k}.")
+        if not isinstance(self.init, str):
+            init = as_float_array(self.init, "init", dtype=rows.dtype, coordinates=True)
+            if init.shape != (k, rows.d):
                 raise ValueError(
-                    f"X has {lazy.shape[1]} features, but {type(self).__name__} is expecting "
-                    f"{self.n_features_in_} features as input."
+                    f"init must have shape (n_clusters, n_features) = ({k}, {rows.d}); "
+                    f"got {init.shape}."
                 )
-            return lazy
-        if reset:
-            X = check_array(X, dtype=[np.float64, np.float32], order="C", accept_sparse=False)
-        else:
-            X = validate_data(
-                self,
-                X,
-                dtype=[np.float64, np.float32],
-                order="C",
-                accept_sparse=False,
-                reset=False,
-            )
-        # Magnitude only: squared distances must be representable.
-        return as_float_array(X, "X", dtype=X.dtype, coordinates=True)
 
     # ------------------------------------------------------------------- fit
 
@@ -333,8 +309,11 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
         self : RBFKMeans
             The fitted estimator.
         """
-        X_in = X
-        rows = self._fit_rows(X, sample_weight)
+        self._check_params()
+        rows = open_rows(
+            X, sample_weight, self.backend, n_clusters=self.n_clusters, fit=True, estimator=self
+        )
+        self._check_params_against(rows)
         d = rows.d
         mode = ASSIGNMENTS[self.assignment]
         k = int(self.n_clusters)
@@ -370,7 +349,7 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
                 stacklevel=2,
             )
         # Everything succeeded: only now touch the fitted attributes.
-        validate_data(self, X_in, reset=True, skip_check_array=True)
+        validate_data(self, X, reset=True, skip_check_array=True)
         self.cluster_centers_ = best["centers"]
         self.labels_ = best["labels"]
         self.inertia_ = best["inertia"]
@@ -379,35 +358,6 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
         self.sigma_critical_ = sigma_c
         self.path_ = best["path"] if self.record_path and soft else None
         return self
-
-    def _fit_rows(self, X, sample_weight) -> Rows:
-        """Validate the data and parameters; the rows source the backend asks for."""
-        check_backend(self.backend)
-        if is_device_array(X):
-            choose(self.backend, X, None)  # refuses backend="cpu"
-            from .cuda.arrays import as_device
-            from .cuda.rows import DeviceRows
-
-            X = as_device(X)  # a numba view of CuPy or torch memory
-            if X.ndim == 2:
-                self._check_params(X.shape[0], X.shape[1], np.dtype(X.dtype))
-            return DeviceRows.from_input(X, sample_weight)
-        X = self._validate_X(X, reset=True)  # lazily for dask arrays and streamed files
-        n, d = X.shape
-        self._check_params(n, d, X.dtype)
-        if is_dask_array(X):
-            if self.backend == "cuda":
-                raise ValueError(
-                    "backend='cuda' does not take dask arrays: fit the chunks on the "
-                    "workers' CPUs (backend='cpu' or 'auto')."
-                )
-            return make_rows(X, sample_weight)
-        if choose(self.backend, X, n * d * int(self.n_clusters)) == "cuda":
-            from .cuda.rows import DeviceRows
-
-            w = check_sample_weight(sample_weight, n)
-            return DeviceRows.from_input(np.asarray(X), w if w.size else None)
-        return make_rows(X, sample_weight)
 
     def _fit_once(self, rows, mode, k, tol, mean, cov, sigma_c, seed, run) -> dict:
         rng = np.random.default_rng(seed)
@@ -540,15 +490,8 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
             CUDA input; a lazy dask array for dask input, its chunks checked
             when computed).
         """
-        X, gpu = self._predict_data(X)
-        if gpu is not None:
-            return gpu.nearest(X, self._centers_like(X))[0]
-        if is_dask_array(X):
-            from .dask import predict
-
-            return predict(X, self._centers_like(X))
-        labels, _, _ = K.hard_assign(X, self._centers_like(X), np.empty(0), False)
-        return labels
+        rows = self._new_rows(X)
+        return rows.labels(self._centers_like(rows))
 
     @one_blas_thread
     def predict_proba(self, X) -> np.ndarray:
@@ -566,15 +509,9 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
             when ``sigma_`` is 0 (hard K-Means, or after ``refine``); a
             device array for CUDA input, a lazy dask array for dask input.
         """
-        X, gpu = self._predict_data(X)
+        rows = self._new_rows(X)
         mode = ASSIGNMENTS[self.assignment] if self.sigma_ > 0 else K.HARD
-        if gpu is not None:
-            return gpu.responsibilities(X, self._centers_like(X), self.sigma_, mode)
-        if is_dask_array(X):
-            from .dask import predict_proba
-
-            return predict_proba(X, self._centers_like(X), self.sigma_, mode)
-        return K.responsibilities(X, self._centers_like(X), self.sigma_, mode)
+        return rows.responsibilities(self._centers_like(rows), self.sigma_, mode)
 
     @one_blas_thread
     def transform(self, X) -> np.ndarray:
@@ -591,14 +528,8 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
             ``||x - c_k||``, in X's float dtype (a device array for CUDA
             input, a lazy dask array for dask input).
         """
-        X, gpu = self._predict_data(X)
-        if gpu is not None:
-            return gpu.distances(X, self._centers_like(X))
-        if is_dask_array(X):
-            from .dask import transform
-
-            return transform(X, self._centers_like(X))
-        return np.sqrt(K.squared_distances(X, self._centers_like(X)))
+        rows = self._new_rows(X)
+        return rows.distances(self._centers_like(rows))
 
     @one_blas_thread
     def score(self, X, y=None, sample_weight=None) -> float:
@@ -618,45 +549,17 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
         score : float
             ``-sum_i w_i min_k ||x_i - c_k||^2``.
         """
-        X, gpu = self._predict_data(X)
-        if gpu is not None:
-            return -float(gpu.nearest(X, self._centers_like(X), sample_weight)[1])
-        if is_dask_array(X):
-            from .dask import inertia
+        rows = self._new_rows(X, sample_weight)
+        return -rows.total_inertia(self._centers_like(rows))
 
-            return -inertia(X, self._centers_like(X), sample_weight)
-        w = check_sample_weight(sample_weight, X.shape[0])
-        _, _, inertia = K.hard_assign(X, self._centers_like(X), w, False)
-        return -float(inertia)
-
-    def _predict_data(self, X):
-        """``(X, gpu)``: X checked against the fit (validated here when it
-        stays on the CPU), and the GPU functions when the backend sends the
-        work there (else None)."""
+    def _new_rows(self, X, sample_weight=None) -> Rows:
+        """New data as a rows source, checked against the fit."""
         check_is_fitted(self)
-        check_backend(self.backend)
-        if is_device_array(X):
-            choose(self.backend, X, None)  # refuses backend="cpu"
-            gpu = cuda_api()
-            from .cuda.arrays import as_device
+        centers = self.cluster_centers_
+        return open_rows(X, sample_weight, self.backend, centers=centers, estimator=self)
 
-            X = as_device(X)  # a numba view of CuPy or torch memory
-            if X.ndim == 2 and X.shape[1] != self.n_features_in_:
-                raise ValueError(
-                    f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
-                    f"{self.n_features_in_} features as input."
-                )
-            return X, gpu
-        X = self._validate_X(X, reset=False)
-        if is_dask_array(X):
-            if self.backend == "cuda":
-                raise ValueError("backend='cuda' does not take dask arrays.")
-            return X, None
-        work = X.shape[0] * X.shape[1] * self.cluster_centers_.shape[0]
-        return X, (cuda_api() if choose(self.backend, X, work) == "cuda" else None)
-
-    def _centers_like(self, X: np.ndarray) -> np.ndarray:
-        return np.ascontiguousarray(self.cluster_centers_, dtype=X.dtype)
+    def _centers_like(self, rows: Rows) -> np.ndarray:
+        return np.ascontiguousarray(self.cluster_centers_, dtype=rows.dtype)
 
     @property
     def _n_features_out(self) -> int:

@@ -2,12 +2,14 @@
 and the (soft) Lloyd step.
 
 Every function but the backward passes takes ``backend`` (``"auto"``,
-``"cpu"``, ``"cuda"``; see :mod:`fastrbfkm._backend`): on the GPU, numpy
-input gives numpy results and CUDA array input (numba device arrays, CuPy,
-PyTorch CUDA tensors) gives numba device arrays, scalars staying host
-floats.
+``"cpu"``, ``"cuda"``) and hands its data to the same door as the estimator
+(:func:`fastrbfkm._backend.open_rows`): on the GPU, numpy input gives numpy
+results and CUDA array input (numba device arrays, CuPy, PyTorch CUDA
+tensors) gives numba device arrays, scalars staying host floats. A dask
+array is read chunk by chunk: per-row results (distances,
+responsibilities) are lazy dask arrays, sums and scalars are computed.
 
-Conventions (see DESIGN.md section 2): ``D[i, k] = ||x_i - c_k||^2``, logits
+Conventions: ``D[i, k] = ||x_i - c_k||^2``, logits
 ``Z = -D / sigma`` with ``sigma`` in units of squared distance, and the free
 energy ``F_sigma(C) = sum_i w_i [sum_k r_ik D_ik - sigma H(r_i)]``, which
 Gamma-converges to the K-Means inertia as ``sigma -> 0``. ``sigma = 0`` is
@@ -20,16 +22,10 @@ from __future__ import annotations
 import numpy as np
 
 from . import _kernels as K
-from ._backend import device_api
+from ._backend import open_rows, shape_of
+from ._rows import Rows
 from ._threads import one_blas_thread
-from ._validation import (
-    as_float_array,
-    check_assignment,
-    check_data,
-    check_lr,
-    check_sample_weight,
-    check_sigma,
-)
+from ._validation import as_float_array, check_assignment, check_lr, check_sigma
 
 __all__ = [
     "entmax15",
@@ -66,11 +62,20 @@ def squared_distances(X, C, backend: str = "auto") -> np.ndarray:
         (float32 stays float32; integers become float64). A numba device
         array when X is a CUDA array.
     """
-    gpu = device_api(backend, X, C)
-    if gpu is not None:
-        return gpu.squared_distances(X, C)
-    X, C = check_data(X, C)
-    return K.squared_distances(X, C)
+    rows, C = _open(X, C, None, backend)
+    return rows.squared_distances(C)
+
+
+def _open(X, C, sample_weight, backend) -> tuple[Rows, np.ndarray]:
+    """X and its weights as a rows source (the one door), and C checked against it."""
+    rows = open_rows(X, sample_weight, backend, centers=C)
+    return rows, rows.check_centers(C)
+
+
+def _assign_logits(Z, mode: int, backend) -> np.ndarray:
+    """Row-wise ``mode`` of the logits Z over their last axis, Z's shape."""
+    rows = open_rows(Z, backend=backend, logits=True)
+    return rows.assign_logits(mode).reshape(shape_of(Z))
 
 
 def _logits(Z, name: str = "Z") -> tuple[np.ndarray, tuple[int, ...]]:
@@ -95,11 +100,7 @@ def softmax(Z, backend: str = "auto") -> np.ndarray:
         ``exp(Z - max Z) / sum exp(Z - max Z)`` row by row, in Z's float dtype
         (a numba device array for CUDA array input).
     """
-    gpu = device_api(backend, Z, logits=True)
-    if gpu is not None:
-        return gpu.assign_logits(Z, K.SOFTMAX)
-    Z2, shape = _logits(Z)
-    return K.assign_logits(Z2, K.SOFTMAX).reshape(shape)
+    return _assign_logits(Z, K.SOFTMAX, backend)
 
 
 @one_blas_thread
@@ -121,11 +122,7 @@ def entmax15(Z, backend: str = "auto") -> np.ndarray:
         often for others). Z's float dtype (a numba device array for CUDA
         array input).
     """
-    gpu = device_api(backend, Z, logits=True)
-    if gpu is not None:
-        return gpu.assign_logits(Z, K.ENTMAX15)
-    Z2, shape = _logits(Z)
-    return K.assign_logits(Z2, K.ENTMAX15).reshape(shape)
+    return _assign_logits(Z, K.ENTMAX15, backend)
 
 
 def _backward(R, G) -> tuple[np.ndarray, np.ndarray, tuple[int, ...]]:
@@ -207,11 +204,8 @@ def responsibilities(
     """
     mode = check_assignment(assignment)
     sigma = check_sigma(sigma)
-    gpu = device_api(backend, X, C)
-    if gpu is not None:
-        return gpu.responsibilities(X, C, sigma, mode)
-    X, C = check_data(X, C)
-    return K.responsibilities(X, C, sigma, mode)
+    rows, C = _open(X, C, None, backend)
+    return rows.responsibilities(C, sigma, mode)
 
 
 @one_blas_thread
@@ -344,14 +338,6 @@ def _statistics(X, C, sigma, assignment, sample_weight, backend, with_stats=True
     which puts a small result where X came from."""
     mode = check_assignment(assignment)
     sigma = check_sigma(sigma)
-    gpu = device_api(backend, X, C)
-    if gpu is not None:
-        return gpu.statistics(X, C, sigma, mode, sample_weight, with_stats)
-    X, C = check_data(X, C)
-    w = check_sample_weight(sample_weight, X.shape[0])
-    N, S, summary = K.block_stats(X, C, w, sigma, mode, with_stats)
-    return N, S, summary, C, _same
-
-
-def _same(array: np.ndarray) -> np.ndarray:
-    return array
+    rows, C = _open(X, C, sample_weight, backend)
+    N, S, summary = rows.stats(C, sigma, mode, with_stats)
+    return N, S, summary, C, rows.like_input

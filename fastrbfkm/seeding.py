@@ -13,16 +13,34 @@ to it.
 
 from __future__ import annotations
 
+from typing import Protocol
+
 import numpy as np
 
 from . import _kernels as K
-from ._rows import Rows
 from ._validation import as_float_array, check_sample_weight
+
+__all__ = ["kmeans_parallel", "kmeans_plusplus", "scalable_initial_centers", "seed_indices"]
 
 #: k-means||: expected candidates drawn per round, per center (l = 2k).
 OVERSAMPLING = 2.0
 #: k-means||: oversampling rounds (Bahmani et al. find 5 enough).
 ROUNDS = 5
+
+
+class Source(Protocol):
+    """The passes of a rows source (:class:`fastrbfkm._rows.Rows`) that
+    k-means|| uses. Sources call this module, so it does not import them."""
+
+    dtype: np.dtype
+
+    def draw(self, m: int, key: int) -> np.ndarray: ...
+
+    def inertia(self, C: np.ndarray) -> tuple[float, np.ndarray]: ...
+
+    def oversample(self, C: np.ndarray, rate: float, key: int) -> tuple[np.ndarray, np.ndarray]: ...
+
+    def stats(self, C: np.ndarray, sigma: float, mode: int, with_stats: bool = True): ...
 
 
 def initial_centers(X: np.ndarray, k: int, init, w: np.ndarray, rng: np.random.Generator):
@@ -37,7 +55,7 @@ def initial_centers(X: np.ndarray, k: int, init, w: np.ndarray, rng: np.random.G
     return np.array(init, dtype=X.dtype, order="C", copy=True)
 
 
-def scalable_initial_centers(rows: Rows, k: int, init, rng: np.random.Generator) -> np.ndarray:
+def scalable_initial_centers(rows: Source, k: int, init, rng: np.random.Generator) -> np.ndarray:
     """Initial centers (k, d) over any rows source, in a few passes:
     k-means|| for ``"k-means++"``, a weighted draw of k distinct rows for
     ``"random"``, a copy of given centers (``init`` already checked).
@@ -56,7 +74,7 @@ def _key(rng: np.random.Generator) -> int:
     return int(rng.integers(0, 2**63))
 
 
-def kmeans_parallel(rows: Rows, k: int, rng: np.random.Generator) -> np.ndarray:
+def kmeans_parallel(rows: Source, k: int, rng: np.random.Generator) -> np.ndarray:
     """k-means|| seeding over a rows source: ``(k, d)`` centers, rows of X.
 
     With fewer than k candidates (data with few distinct points), distinct

@@ -361,7 +361,8 @@ def test_importing_fastrbfkm_does_not_import_numba_cuda():
         "import sys, numpy as np, fastrbfkm as fk\n"
         "X = np.random.default_rng(0).normal(size=(50, 3))\n"
         "fk.objective(X, X[:4], 1.0)\n"
-        "rows = fk.RBFKMeans(3)._fit_rows(X, None)  # the fit's choice of backend\n"
+        "from fastrbfkm._backend import open_rows\n"
+        "rows = open_rows(X, n_clusters=3, fit=True)  # the fit's choice of backend\n"
         "print(type(rows).__name__, 'numba.cuda' in sys.modules)\n"
     )
     result = run_python(code)

@@ -12,7 +12,7 @@ import pytest
 from sklearn import config_context
 
 from fastrbfkm import RBFKMeans
-from fastrbfkm._dispatch import make_rows
+from fastrbfkm._backend import open_rows
 from fastrbfkm._streaming import StreamedRows, file_region, streams, working_memory_bytes
 from fastrbfkm.datasets import make_blobs
 
@@ -48,7 +48,7 @@ def test_streamed_fit_equals_in_memory_fit(npy, config):
     ref = RBFKMeans(5, **params).fit(np.array(X), sample_weight=w)
     with config_context(working_memory=BUDGET):
         assert streams(X)
-        rows = make_rows(X, w)
+        rows = open_rows(X, w, fit=True)
         assert isinstance(rows, StreamedRows) and rows.block_rows == 8192
         fit = RBFKMeans(5, **params).fit(X, sample_weight=w)
     scale = np.abs(np.array(X)).max()
@@ -73,7 +73,7 @@ def test_row_slices_and_other_dtypes_stream_the_right_bytes(npy, tmp_path):
     X = open_npy(npy)
     part = X[12_345:]
     with config_context(working_memory=BUDGET):
-        rows = make_rows(part, None)
+        rows = open_rows(part, fit=True)
         assert file_region(part)[1] == file_region(X)[1] + 12_345 * D * 8
         got = np.concatenate([block.copy() for _, block in rows.blocks()])
     np.testing.assert_array_equal(got, part)
@@ -82,7 +82,7 @@ def test_row_slices_and_other_dtypes_stream_the_right_bytes(npy, tmp_path):
         np.save(path, (np.array(X) * 100).astype(dtype))
         M = open_npy(path)
         with config_context(working_memory=BUDGET / 4):
-            rows = make_rows(M, None)
+            rows = open_rows(M, fit=True)
             got = np.concatenate([block.copy() for _, block in rows.blocks()])
         assert rows.dtype == (np.float32 if M.dtype == np.float32 else np.float64)
         np.testing.assert_array_equal(got, np.array(M).astype(rows.dtype))
@@ -91,7 +91,7 @@ def test_row_slices_and_other_dtypes_stream_the_right_bytes(npy, tmp_path):
 def test_buffers_fit_in_the_working_memory(npy):
     X = open_npy(npy)
     with config_context(working_memory=BUDGET):
-        rows = make_rows(X, None)
+        rows = open_rows(X, fit=True)
         for _ in rows.blocks():
             pass
         held = sum(b.nbytes for b in rows._buffers if b is not None)

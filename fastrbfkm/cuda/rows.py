@@ -6,25 +6,32 @@ arrays are used in place); every pass uploads the small centers and brings
 back only what the loop needs: ``(N, S, summary)`` (k + k d + 6 floats) per
 soft or hard Lloyd step, k- or k d^2-sized sums for the scatter and the
 removal costs, a few rows for the farthest-point relocation, and the labels
-once, at the end of a fit.
+once, at the end of a fit. For new data, the per-row results (labels,
+distances, responsibilities) go back where the data came from: to the host
+for host data, as numba device arrays for CUDA arrays.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from numba import cuda
 
-from .._rows import Rows
+from .._rows import Farthest, Rows, draw_keys, oversample_index
 from . import arrays, passes, seeding
+from .config import TILE, cdiv
+from .distances import square_root
 from .passes import Workspace
 
 
 class DeviceRows(Rows):
     """Validated device data ``X`` (n, d) and weights ``w`` (n, or length 0
-    for unit weights)."""
+    for unit weights); ``on_host``: the data came from the host (per-row
+    results go back there)."""
 
-    def __init__(self, X, w):
+    def __init__(self, X, w, on_host: bool = False):
         self.X = X
         self.w = w
+        self.on_host = on_host
         self.n, self.d = (int(s) for s in X.shape)
         self.dtype = np.dtype(X.dtype)
         self.ws = Workspace()
@@ -33,30 +40,65 @@ class DeviceRows(Rows):
     @classmethod
     def from_input(cls, X, sample_weight=None) -> DeviceRows:
         """Validate host or CUDA data and weights and put them on the device."""
-        Xd, _ = arrays.device_data(X)
-        return cls(Xd, arrays.device_weights(sample_weight, Xd.shape[0]))
+        Xd, on_host = arrays.device_data(X)
+        return cls(Xd, arrays.device_weights(sample_weight, Xd.shape[0]), on_host)
 
-    def reduce(self, name: str, *args):
-        X, w, ws = self.X, self.w, self.ws
-        if name == "moments":
-            (weighted,) = args
-            return passes.moments(X, w if weighted else passes.empty(), ws)
-        if name == "stats":
-            C, sigma, mode = args
-            return passes.block_stats(X, self._centers(C), w, float(sigma), int(mode), ws)
-        if name == "scatter":
-            C, sigma, mode = args
-            return passes.center_scatter(X, self._centers(C), w, float(sigma), int(mode), ws)
-        if name == "removal_costs":
-            (C,) = args
-            return passes.removal_costs(X, self._centers(C), w, ws)
-        if name == "farthest":
-            C, m = args
-            return passes.farthest(X, self._centers(C), w, int(m), ws)
-        if name == "inertia":
-            (C,) = args
-            return passes.inertia(X, self._centers(C), w, ws)
-        raise ValueError(f"unknown pass {name!r}")
+    @classmethod
+    def from_host(cls, X: np.ndarray, w: np.ndarray) -> DeviceRows:
+        """Copy validated host data and weights (length 0: unit weights) to the device."""
+        weights = cuda.to_device(w) if w.size else cuda.device_array(0, dtype=np.float64)
+        return cls(cuda.to_device(X), weights, on_host=True)
+
+    @classmethod
+    def from_logits(cls, Z) -> DeviceRows:
+        """Validated CUDA logits (1-D: one row), in place."""
+        Zd, _, on_host = arrays.device_logits(Z)
+        return cls(Zd, passes.empty(), on_host)
+
+    def check_centers(self, C, name: str = "C") -> np.ndarray:
+        return arrays.host_centers(C, self.X, name)  # device centers are copied
+
+    def like_input(self, array: np.ndarray):
+        return array if self.on_host else cuda.to_device(array)
+
+    def moments(self, weighted: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        return passes.moments(self.X, self.w if weighted else passes.empty(), self.ws)
+
+    def stats(self, C: np.ndarray, sigma: float, mode: int, with_stats: bool = True):
+        C = self._centers(C)
+        return passes.block_stats(self.X, C, self.w, float(sigma), int(mode), self.ws, with_stats)
+
+    def scatter(self, C: np.ndarray, sigma: float, mode: int):
+        C = self._centers(C)
+        return passes.center_scatter(self.X, C, self.w, float(sigma), int(mode), self.ws)
+
+    def removal_costs(self, C: np.ndarray) -> np.ndarray:
+        return passes.removal_costs(self.X, self._centers(C), self.w, self.ws)
+
+    def farthest(self, C: np.ndarray, m: int) -> Farthest:
+        return Farthest(*passes.farthest(self.X, self._centers(C), self.w, int(m), self.ws))
+
+    def inertia(self, C: np.ndarray) -> tuple[float, np.ndarray]:
+        inertia, counts = passes.inertia(self.X, self._centers(C), self.w, self.ws)
+        return float(inertia), counts
+
+    def _host_weights(self) -> np.ndarray:
+        return self.w.copy_to_host().astype(np.float64) if self.w.shape[0] else np.empty(0)
+
+    def oversample(self, C: np.ndarray, rate: float, key: int) -> tuple[np.ndarray, np.ndarray]:
+        """As the CPU's: the n nearest distances and the weights come to the
+        host to draw the rows (not X); the rows drawn are gathered on the device."""
+        _, mind, _ = passes.hard_assign(self.X, self._centers(C), self.w, self.ws)
+        w = self._host_weights()
+        pick = oversample_index(mind.copy_to_host(), w, 0, float(rate), int(key))
+        weights = w[pick] if w.size else np.ones(pick.size)
+        return passes.gather(self.X, pick, self.ws), weights
+
+    def draw(self, m: int, key: int) -> np.ndarray:
+        """As the CPU's: the weights (not X) come to the host to draw the rows."""
+        keys = draw_keys(self._host_weights(), 0, self.n, int(key))
+        index = np.sort(np.argsort(-keys, kind="stable")[: int(m)])
+        return passes.gather(self.X, index, self.ws)
 
     def sample(self, m: int, key: int) -> Rows:
         """The GPU's passes are fast enough to anneal on every row: no sample."""
@@ -83,6 +125,31 @@ class DeviceRows(Rows):
             index = np.sort(rng.choice(self.n, size=k, replace=False, p=p))
             return passes.gather(self.X, index, self.ws)
         return np.array(init, dtype=self.dtype, order="C", copy=True)
+
+    def _out(self, A):
+        """A device result where the data came from."""
+        return A.copy_to_host() if self.on_host else A
+
+    def labels(self, C: np.ndarray):
+        return self._out(passes.hard_assign(self.X, self._centers(C), self.w, self.ws)[0])
+
+    def squared_distances(self, C: np.ndarray):
+        return self._out(passes.squared_distances(self.X, self._centers(C), self.ws))
+
+    def distances(self, C: np.ndarray):
+        out = passes.squared_distances(self.X, self._centers(C), self.ws)
+        square_root[cdiv(out.shape[0], TILE), TILE](out)
+        return self._out(out)
+
+    def responsibilities(self, C: np.ndarray, sigma: float, mode: int):
+        out = passes.responsibilities(self.X, self._centers(C), float(sigma), int(mode), self.ws)
+        return self._out(out)
+
+    def assign_logits(self, mode: int):
+        return self._out(passes.assign_logits(self.X, int(mode)))
+
+    def total_inertia(self, C: np.ndarray) -> float:
+        return float(passes.hard_assign(self.X, self._centers(C), self.w, self.ws)[2])
 
     def _centers(self, C: np.ndarray) -> np.ndarray:
         return np.ascontiguousarray(C, dtype=self.dtype)

@@ -1,0 +1,116 @@
+"""Every pass on every rows source: in memory, streamed from a file, over dask
+chunks and on the device (numba's CUDA simulator unless a GPU is used, see
+conftest.py). Each source must give the in-memory source's results, or
+refuse the pass with an error that says so."""
+
+import numpy as np
+import pytest
+
+from fastrbfkm import _kernels as K
+from fastrbfkm._backend import open_rows
+from fastrbfkm._rows import InMemoryRows, Rows
+from fastrbfkm._streaming import StreamedRows
+
+from .helpers import make_problem, tolerance
+
+N, D, k = 37, 3, 4
+
+#: Every pass of the Rows interface, as a call on a source with centers C.
+PASSES = {
+    "moments": lambda rows, C: rows.moments(),
+    "stats": lambda rows, C: rows.stats(C, 0.7, K.ENTMAX15),
+    "scatter": lambda rows, C: rows.scatter(C, 0.7, K.SOFTMAX),
+    "removal_costs": lambda rows, C: rows.removal_costs(C),
+    "farthest": lambda rows, C: tuple(vars(rows.farthest(C, 3)).values()),
+    "inertia": lambda rows, C: rows.inertia(C),
+    "oversample": lambda rows, C: rows.oversample(C, 0.05, 11),
+    "draw": lambda rows, C: rows.draw(5, 11),
+    "assign": lambda rows, C: rows.assign(C),
+    "initial_centers": lambda rows, C: rows.initial_centers(k, C, np.random.default_rng(0)),
+    "labels": lambda rows, C: rows.labels(C),
+    "squared_distances": lambda rows, C: rows.squared_distances(C),
+    "distances": lambda rows, C: rows.distances(C),
+    "responsibilities": lambda rows, C: rows.responsibilities(C, 0.7, K.ENTMAX15),
+    "total_inertia": lambda rows, C: rows.total_inertia(C),
+    "assign_logits": lambda rows, C: rows.assign_logits(K.ENTMAX15),
+}
+
+#: Sources that hold data only: they refuse to read it as logits.
+REFUSES = {"streamed": {"assign_logits"}, "dask": {"assign_logits"}}
+
+
+def test_every_pass_of_the_interface_is_tested():
+    methods = {name for name, f in vars(Rows).items() if callable(f) and name[0] != "_"}
+    assert methods - {"check_centers", "like_input"} == set(PASSES)
+
+
+def open_source(kind, X, w, tmp_path) -> Rows:
+    if kind == "memory":
+        return InMemoryRows(X, w)
+    if kind == "streamed":
+        np.save(tmp_path / "X.npy", X)
+        return StreamedRows(np.load(tmp_path / "X.npy", mmap_mode="r"), w, block_rows=10)
+    if kind == "dask":
+        da = pytest.importorskip("dask.array")
+        return open_rows(da.from_array(X, chunks=10), w if w.size else None, "cpu", fit=True)
+    from fastrbfkm import cuda
+
+    if not (cuda.is_available() or cuda.simulator_enabled()):
+        pytest.skip("neither a CUDA GPU nor the CUDA simulator")
+    rows = open_rows(X, w if w.size else None, "cuda", n_clusters=k)
+    assert type(rows).__name__ == "DeviceRows"
+    return rows
+
+
+def host(value):
+    if hasattr(value, "compute"):
+        value = value.compute()
+    if hasattr(value, "copy_to_host"):
+        value = value.copy_to_host()
+    return value if isinstance(value, tuple) else (value,)
+
+
+@pytest.mark.parametrize("unit", [False, True], ids=["weighted", "unit"])
+@pytest.mark.parametrize("kind", ["streamed", "dask", "device"])
+def test_every_pass_on_every_source(kind, unit, tmp_path):
+    X, C, w = make_problem(N, D, k, seed=2)
+    w = np.empty(0) if unit else w
+    reference = InMemoryRows(X, w)
+    rows = open_source(kind, X, w, tmp_path)
+    assert (rows.n, rows.d, rows.dtype) == (N, D, X.dtype)
+    assert rows.weight == pytest.approx(reference.weight, rel=1e-14)
+    for name, run in PASSES.items():
+        if name in REFUSES.get(kind, ()):
+            with pytest.raises(NotImplementedError, match="not logits"):
+                run(rows, C)
+            continue
+        got, want = host(run(rows, C)), host(run(reference, C))
+        assert len(got) == len(want), name
+        for a, b in zip(got, want, strict=True):
+            a, b = np.asarray(host(a)[0]), np.asarray(b)
+            assert a.shape == b.shape, name
+            scale = max(1.0, float(np.abs(b).max())) if b.size else 1.0
+            rtol = tolerance(X.dtype)
+            np.testing.assert_allclose(a, b, rtol=rtol, atol=rtol * scale, err_msg=name)
+
+
+@pytest.mark.parametrize("init", ["k-means++", "random"])
+@pytest.mark.parametrize("kind", ["streamed", "dask", "device"])
+def test_initial_centers_are_rows_of_x(kind, init, tmp_path):
+    """Streamed and dask sources seed with k-means|| and the weighted draw;
+    the device draws the same rows as the in-memory source."""
+    X, _, w = make_problem(N, D, k, seed=3)
+    rows = open_source(kind, X, w, tmp_path)
+    C = rows.initial_centers(k, init, np.random.default_rng(1))
+    assert C.shape == (k, D)
+    assert all((X == c).all(axis=1).any() for c in C)
+    if kind == "device":
+        want = InMemoryRows(X, w).initial_centers(k, init, np.random.default_rng(1))
+        np.testing.assert_array_equal(C, want)
+
+
+def test_logits_open_as_rows():
+    Z = np.array([[1.0, 2.0, 3.5], [0.0, 0.0, 0.0]])
+    rows = open_rows(Z, logits=True)
+    np.testing.assert_allclose(rows.assign_logits(K.SOFTMAX).sum(axis=1), 1.0)
+    assert open_rows(Z[0], logits=True).shape == (1, 3)
