@@ -25,6 +25,7 @@ PASSES = {
     "inertia": lambda rows, C: rows.inertia(C),
     "oversample": lambda rows, C: rows.oversample(C, 0.05, 11),
     "draw": lambda rows, C: rows.draw(5, 11),
+    "sample": lambda rows, C: (rows.sample(5, 11).draw(5, 0), rows.sample(5, 11).weight),
     "assign": lambda rows, C: rows.assign(C),
     "initial_centers": lambda rows, C: rows.initial_centers(k, C, np.random.default_rng(0)),
     "labels": lambda rows, C: rows.labels(C),
@@ -80,6 +81,9 @@ def test_every_pass_on_every_source(kind, unit, tmp_path):
     assert (rows.n, rows.d, rows.dtype) == (N, D, X.dtype)
     assert rows.weight == pytest.approx(reference.weight, rel=1e-14)
     for name, run in PASSES.items():
+        if name == "sample" and kind == "device":
+            assert rows.sample(5, 11) is rows  # the GPU anneals every row
+            continue
         if name in REFUSES.get(kind, ()):
             with pytest.raises(NotImplementedError, match="not logits"):
                 run(rows, C)
