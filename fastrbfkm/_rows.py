@@ -336,6 +336,15 @@ class Rows(ABC):
         """``(labels, inertia, counts)``: nearest centers (ties to the lowest
         index), the weighted inertia and the number of rows per center."""
 
+    def transfers(self, C: np.ndarray, max_sweeps: int):
+        """Hartigan's single-point transfers from the nearest-center partition
+        of C (:func:`fastrbfkm._kernels.transfer_sweeps`): ``(centers,
+        sweeps)``, the centers float64. They visit the rows one at a time, in
+        order, so only a source that holds its rows in memory runs them;
+        the others return None (a fit then skips them, or runs them on its
+        in-memory annealing sample)."""
+        return None
+
     @abstractmethod
     def initial_centers(self, k: int, init, rng: np.random.Generator) -> np.ndarray:
         """``(k, d)`` initial centers: ``"k-means++"``, ``"random"`` or given."""
@@ -428,6 +437,11 @@ class InMemoryRows(BlockRows):
     def assign(self, C: np.ndarray):
         labels, _, inertia = K.hard_assign(self.X, C, self.w, False)
         return labels, float(inertia), label_counts(labels, C.shape[0])
+
+    def transfers(self, C: np.ndarray, max_sweeps: int):
+        labels = K.hard_assign(self.X, C, self.w, False)[0]
+        centers, _, sweeps, _ = K.transfer_sweeps(self.X, self.w, labels, C.shape[0], max_sweeps)
+        return centers, sweeps
 
     def initial_centers(self, k: int, init, rng: np.random.Generator) -> np.ndarray:
         return initial_centers(self.X, k, init, self.w, rng)

@@ -28,7 +28,7 @@ from .annealing import (
     geometric_schedule,
     run_anneal,
 )
-from .lloyd import improve_by_swaps, run_lloyd
+from .lloyd import improve_by_swaps, improve_by_transfers, run_lloyd
 
 #: RMS size of the symmetry-breaking nudge, relative to the data's spread.
 PERTURBATION = 1e-3
@@ -410,12 +410,15 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
             sigma = float(path.sigmas[-1])
             n_iter += int(path.n_iter.sum())
         if start is None or self.refine:
-            # Lloyd's algorithm and swap moves on the annealed rows, then,
-            # when those were a sample, on every row.
+            # Lloyd's algorithm, swap moves and single-point transfers on the
+            # annealed rows, then Lloyd and the swaps on every row when those
+            # were a sample.
             for source in dict.fromkeys([guide, rows]):
                 lloyd = run_lloyd(source, C, int(self.max_iter), tol)
                 if mode != K.HARD:
                     lloyd = improve_by_swaps(source, lloyd, int(self.max_iter), tol)
+                    if source is guide:  # sequential: on the annealed rows only
+                        lloyd = improve_by_transfers(source, lloyd, int(self.max_iter))
                 C = lloyd.centers
                 n_iter += lloyd.n_iter
             sigma = 0.0

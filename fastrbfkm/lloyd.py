@@ -120,3 +120,23 @@ def improve_by_swaps(
         if not improved:
             break
     return LloydResult(best.centers, best.inertia, n_iter, best.counts)
+
+
+def improve_by_transfers(rows: Rows, start: LloydResult, max_sweeps: int) -> LloydResult:
+    """Hartigan's single-point transfers from a Lloyd fixed point, where the
+    rows source runs them (:meth:`fastrbfkm._rows.Rows.transfers`; else
+    ``start`` unchanged).
+
+    A row moves to another cluster whenever that lowers the inertia with the
+    two means updated; the result is a Lloyd fixed point too, often a lower
+    one where clusters overlap. ``n_iter`` counts the sweeps.
+    """
+    done = rows.transfers(start.centers, max_sweeps)
+    if done is None:
+        return start
+    centers, sweeps = done
+    centers = centers.astype(rows.dtype)
+    inertia, counts = rows.inertia(centers)
+    if not inertia < start.inertia:  # nothing moved (or rounding in the dtype)
+        return LloydResult(start.centers, start.inertia, start.n_iter + sweeps, start.counts)
+    return LloydResult(centers, inertia, start.n_iter + sweeps, counts)

@@ -176,3 +176,51 @@ def kmeans_plusplus(X, w, k, uniforms):
         seeds.append(candidates[best])
         closest = options[best]
     return np.array(seeds)
+
+
+def transfer_sweeps(X, w, labels, k, max_sweeps):
+    """Hartigan's single-point transfers, sweeping the rows in order: a row
+    moves to the cluster whose weighted inertia after the move (both means
+    recomputed from scratch) is lowest, when that is lower than now."""
+    X = np.asarray(X, dtype=np.float64)
+    w = weights(w, len(X))
+    labels = np.array(labels, dtype=np.int64)
+
+    def cost(members):  # weighted inertia of one cluster around its own mean
+        if w[members].sum() <= 0:
+            return 0.0
+        mean = (w[members, None] * X[members]).sum(axis=0) / w[members].sum()
+        return float((w[members] * ((X[members] - mean) ** 2).sum(axis=1)).sum())
+
+    sweeps = 0
+    while sweeps < max_sweeps:
+        sweeps += 1
+        moved = 0
+        for i in range(len(X)):
+            a = labels[i]
+            mass = np.array([w[labels == j].sum() for j in range(k)])
+            if w[i] <= 0 or mass[a] - w[i] <= 0:
+                continue
+            here = labels == a
+            without = here.copy()
+            without[i] = False
+            gain = cost(here) - cost(without)
+            best, best_cost = -1, gain * (1 - 1e-12)
+            for b in range(k):
+                if b == a or mass[b] <= 0:
+                    continue
+                there = labels == b
+                joined = there.copy()
+                joined[i] = True
+                if cost(joined) - cost(there) < best_cost:
+                    best, best_cost = b, cost(joined) - cost(there)
+            if best >= 0:
+                labels[i] = best
+                moved += 1
+        if moved == 0:
+            break
+    centers = np.zeros((k, X.shape[1]))
+    for j in range(k):
+        if w[labels == j].sum() > 0:
+            centers[j] = (w[labels == j, None] * X[labels == j]).sum(axis=0) / w[labels == j].sum()
+    return centers, labels, sweeps

@@ -14,6 +14,7 @@ from sklearn.utils.estimator_checks import check_estimator
 
 import fastrbfkm as fk
 from fastrbfkm import RBFKMeans
+from fastrbfkm import _kernels as K
 from fastrbfkm.datasets import make_blobs
 
 from . import naive
@@ -351,3 +352,14 @@ def test_large_fits_anneal_a_sample_then_finish_on_every_row():
     np.testing.assert_allclose(fk.step(X, C, 0.0), C, atol=1e-2)
     np.testing.assert_array_equal(sampled.labels_, naive.sqdist(X, C).argmin(axis=1))
     assert sampled.inertia_ == pytest.approx(naive.inertia(X, C), rel=1e-9)
+
+
+def test_default_fit_ends_where_no_single_row_move_pays():
+    # Overlapping blobs: Lloyd fixed points a single-row move improves exist.
+    X, _ = make_blobs(1500, centers=6, cluster_std=2.5, random_state=11)
+    w = np.random.default_rng(1).uniform(0.5, 2.0, size=len(X))
+    km = RBFKMeans(6, random_state=0).fit(X, sample_weight=w)
+    _, _, _, moves = K.transfer_sweeps(X, w, km.labels_, 6, 10)
+    assert moves == 0
+    hard = RBFKMeans(6, assignment="hard", random_state=0).fit(X, sample_weight=w)
+    assert km.inertia_ <= hard.inertia_ * (1 + 1e-12)

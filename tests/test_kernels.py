@@ -340,3 +340,47 @@ def test_vectorized_exponential_is_within_two_ulp():
     np.testing.assert_allclose(out[~normal], ref[~normal], rtol=0, atol=1e-320)
     assert (out[(e - 3.0) / 0.5 >= EXP_UNDERFLOW] == 0).all()
     assert out[0] == 1.0
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("shape", [(1, 1, 1), (37, 3, 4), (120, 2, 6)])
+def test_transfer_sweeps(shape, weighted, dtype):
+    n, d, k = shape
+    X, C, w = make_problem(n, d, k, dtype=dtype, seed=5)
+    w = w if weighted else np.empty(0)
+    if weighted and n > 3:
+        w[::7] = 0.0  # rows of zero weight never move
+    labels = naive.sqdist(X, C).argmin(axis=1).astype(np.int32)
+    C_k, labels_k, sweeps, moves = K.transfer_sweeps(X, w, labels, k, 50)
+    C_n, labels_n, sweeps_n = naive.transfer_sweeps(X, w if weighted else None, labels, k, 50)
+    np.testing.assert_array_equal(labels_k, labels_n)
+    assert sweeps == sweeps_n and labels_k.dtype == np.int32
+    assert moves >= np.count_nonzero(labels_k != labels)
+    assert (labels == naive.sqdist(X, C).argmin(axis=1)).all()  # the input is left alone
+    np.testing.assert_allclose(C_k, C_n, rtol=tolerance(dtype), atol=tolerance(dtype))
+    # The inertia never rises, and the end is a Lloyd fixed point too.
+    wn = naive.weights(w if weighted else None, n)
+    before = float((wn * ((X - naive.lloyd(X, C, wn)[labels]) ** 2).sum(axis=1)).sum())
+    after = float((wn * ((X - C_k[labels_k]) ** 2).sum(axis=1)).sum())
+    assert after <= before * (1 + 1e-12) + 1e-12
+    keep = wn > 0
+    nearest = naive.sqdist(X, C_k).min(axis=1)
+    mine = naive.sqdist(X, C_k)[np.arange(n), labels_k]
+    np.testing.assert_allclose(mine[keep], nearest[keep], rtol=1e-9, atol=1e-9)
+
+
+def test_transfer_sweeps_moves_a_row_lloyd_keeps():
+    # Row 1 (at 2) is nearer its own mean (1, squared distance 1) than the
+    # other (3.3, squared distance 1.69), so Lloyd keeps it; but taking it out
+    # saves 2 and adding it to the four rows around 3.3 costs 4/5 * 1.69:
+    # the inertia falls from 2.36 to 1.712.
+    X = np.array([[0.0], [2.0], [3.0], [3.6], [3.0], [3.6]])
+    labels = np.array([0, 0, 1, 1, 1, 1], dtype=np.int32)
+    C, moved, sweeps, moves = K.transfer_sweeps(X, np.empty(0), labels, 2, 10)
+    assert moved.tolist() == [0, 1, 1, 1, 1, 1] and moves == 1 and sweeps == 2
+    np.testing.assert_allclose(C.ravel(), [0.0, 3.04])
+    after = sum(((X[moved == j] - C[j]) ** 2).sum() for j in (0, 1))
+    assert after == pytest.approx(1.712)
+    # A cluster is never emptied (row 0 is alone now), and max_sweeps bounds the work.
+    assert K.transfer_sweeps(X, np.empty(0), moved, 2, 10)[3] == 0
+    assert K.transfer_sweeps(X, np.empty(0), labels, 2, 1)[2] == 1

@@ -7,6 +7,7 @@ Nothing here validates its input; the public functions in
 from . import assignment, distances, entmax, scatter, seeding, softmax, update
 from .assignment import ENTMAX15, HARD, SOFTMAX
 from .threads import serial_when_small
+from .transfers import transfer_sweeps
 from .update import (
     INERTIA,
     N_SUMMARY,
@@ -73,4 +74,5 @@ __all__ = [
     "responsibilities",
     "softmax_backward",
     "squared_distances",
+    "transfer_sweeps",
 ]
