@@ -1,4 +1,5 @@
-"""Shapes shared by the benchmark suites (DESIGN.md section 5)."""
+"""Shapes shared by the benchmark suites: the three (n, d, k) of the peer
+comparison in compare-2core.md."""
 
 import numpy as np
 import pytest

@@ -1,13 +1,15 @@
 """Deterministic annealing: temperature schedules, the critical temperature,
 and warm-started soft Lloyd steps down a decreasing sequence of temperatures.
 
-At a fixed temperature the soft Lloyd step ``c_k <- m_k`` (DESIGN.md section
-2) is iterated to a fixed point; the next, colder temperature starts from it.
+At a fixed temperature the soft Lloyd step ``c_k <- m_k`` (see
+docs/conventions.md) is iterated to a fixed point; the next, colder
+temperature starts from it.
 Above the critical temperature the only stable fixed point puts every center
 on the weighted mean (Rose 1998), and coincident centers never separate by
 themselves: exact copies are spares, parked until the temperature falls below
 the critical value of an active center, which then splits one off with a tiny
-seeded perturbation (Rose's symmetry breaking).
+seeded perturbation (Rose's symmetry breaking). docs/annealing.md describes
+how RBFKMeans uses these pieces.
 """
 
 from __future__ import annotations

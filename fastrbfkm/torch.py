@@ -4,7 +4,7 @@ differentiable operations (``pip install "fastrbfkm[torch]"``).
 CPU tensors (float32 and float64) run on the numba kernels through
 ``torch.autograd.Function``, viewing the tensors' memory as numpy arrays
 without a copy; CUDA tensors run on an equivalent pure-torch implementation
-of the same formulas (DESIGN.md section 2). ``sigma`` is a constant of the
+of the same formulas (docs/conventions.md). ``sigma`` is a constant of the
 operation (a Python float or a 0-d tensor; no gradient flows into it).
 """
 
@@ -213,7 +213,7 @@ def rbf_kmeans_loss(
     sigma : float or 0-d tensor
         Temperature > 0, in units of squared distance.
     assignment : {"entmax15", "softmax", "hard"}, default="entmax15"
-        The assignment and its entropy (DESIGN.md section 2).
+        The assignment and its entropy (see docs/conventions.md).
     sample_weight : tensor of shape (n,), default=None
         Non-negative weights with a positive sum.
     backend : {"auto", "numba", "torch"}, default="auto"

@@ -1,6 +1,6 @@
 """Slow, obviously correct references for every kernel, in float64 numpy.
 
-Each follows the definition in DESIGN.md section 2 as literally as possible,
+Each follows the definition in docs/conventions.md as literally as possible,
 and where the kernel uses a clever algorithm the reference uses a different,
 simple one (entmax15: bisection on the threshold instead of sorting).
 """

@@ -82,7 +82,8 @@ def test_quick_run_measures_what_the_paper_claims(quick_run):
         assert len(path) >= 40 and path.sigmas[0] / path.sigmas[-1] >= 1e8
         assert r.bound_violations == 0
         assert r.gd_vs_lloyd.max() <= 1e-12
-        # k centers on the mean become unstable where DESIGN.md predicts.
+        # k centers on the mean become unstable at 2 lambda_max (softmax) and
+        # 2 sqrt(k) lambda_max (entmax15), as docs/conventions.md derives.
         assert r.sigma_c_measured == pytest.approx(r.sigma_c_predicted, rel=0.02)
         # The annealed centers end on the K-Means fixed point C*.
         assert r.gap_C[-1] <= 1e-6 * np.abs(r.C_star).max()

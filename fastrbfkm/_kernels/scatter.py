@@ -4,8 +4,8 @@ For center j, ``A_j = sum_i w_i psi(r_ij) (x_i - c_j)(x_i - c_j)^T`` with
 ``psi(r) = r`` for softmax and ``sqrt(r)`` for entmax15, and
 ``N_j = sum_i w_i r_ij``. The largest eigenvalue of ``A_j / N_j``, doubled, is
 the temperature below which coincident copies of center j split apart
-(DESIGN.md section 2, generalised from the all-at-the-mean start to any group
-of coincident centers).
+(the critical temperature of docs/conventions.md, generalised from the
+all-at-the-mean start to any group of coincident centers).
 """
 
 import math
