@@ -102,7 +102,8 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
         (scikit-learn's convention; ``tol=0`` for hard iterations means: until
         the labels stop changing).
     refine : bool, default=True
-        Finish the soft phase with hard Lloyd iterations; ``sigma_`` is then 0
+        Finish the soft phase with hard Lloyd iterations, swap moves and
+        single-row transfers (see ``docs/annealing.md``); ``sigma_`` is then 0
         and ``predict_proba`` one-hot. Set it to False to keep the soft
         solution at the last temperature.
     record_path : bool, default=False
