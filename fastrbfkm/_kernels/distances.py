@@ -19,6 +19,16 @@ DIRECT_MAX = 128
 
 
 @njit(cache=True)
+def row_sqdist(A, i, B, j):
+    """``||A[i] - B[j]||^2`` in float64, summed from the differences."""
+    acc = 0.0
+    for t in range(A.shape[1]):
+        diff = np.float64(A[i, t]) - B[j, t]
+        acc += diff * diff
+    return acc
+
+
+@njit(cache=True)
 def prepare_centers(C):
     """Return ``(mu, Ct, cnorm)``: the centers' mean, the shifted centers
     transposed to ``(d, k)`` and their squared norms, all in C's dtype."""

@@ -10,15 +10,7 @@ import numpy as np
 from numba import njit, prange
 
 from .chunks import chunk_bounds, n_chunks
-
-
-@njit(cache=True)
-def _sqdist_to_row(X, i, j):
-    acc = 0.0
-    for t in range(X.shape[1]):
-        diff = np.float64(X[i, t]) - X[j, t]
-        acc += diff * diff
-    return acc
+from .distances import row_sqdist
 
 
 @njit(cache=True)
@@ -55,7 +47,7 @@ def kmeans_plusplus(X, w, k, uniforms):
     seeds[0] = _pick(cumulative, uniforms[0, 0] * cumulative[-1])
     closest = np.empty(n)
     for i in prange(n):
-        closest[i] = _sqdist_to_row(X, i, seeds[0])
+        closest[i] = row_sqdist(X, i, X, seeds[0])
     candidates = np.empty(trials, dtype=np.int64)
     partial = np.zeros((chunks, trials))
     for c in range(1, k):
@@ -71,7 +63,7 @@ def kmeans_plusplus(X, w, k, uniforms):
             for t in range(trials):
                 acc = 0.0
                 for i in range(start, stop):
-                    best_d = min(closest[i], _sqdist_to_row(X, i, candidates[t]))
+                    best_d = min(closest[i], row_sqdist(X, i, X, candidates[t]))
                     acc += best_d if unit else w[i] * best_d
                 partial[b, t] = acc
         best = 0
@@ -85,5 +77,5 @@ def kmeans_plusplus(X, w, k, uniforms):
                 best = t
         seeds[c] = candidates[best]
         for i in prange(n):
-            closest[i] = min(closest[i], _sqdist_to_row(X, i, seeds[c]))
+            closest[i] = min(closest[i], row_sqdist(X, i, X, seeds[c]))
     return seeds

@@ -16,14 +16,7 @@ the result does not depend on threads.
 import numpy as np
 from numba import njit
 
-
-@njit(cache=True)
-def _sqdist(X, i, C, j):
-    acc = 0.0
-    for t in range(X.shape[1]):
-        diff = np.float64(X[i, t]) - C[j, t]
-        acc += diff * diff
-    return acc
+from .distances import row_sqdist
 
 
 @njit(cache=True)
@@ -64,11 +57,11 @@ def transfer_sweeps(X, w, labels, k, max_sweeps):
                 continue
             # A move must pay by more than rounding, or a row could go back
             # and forth between two clusters.
-            gain = N[a] / (N[a] - wi) * _sqdist(X, i, C, a) * (1.0 - 1e-12)
+            gain = N[a] / (N[a] - wi) * row_sqdist(X, i, C, a) * (1.0 - 1e-12)
             best = -1
             for b in range(k):
                 if b != a and N[b] > 0.0:
-                    cost = N[b] / (N[b] + wi) * _sqdist(X, i, C, b)
+                    cost = N[b] / (N[b] + wi) * row_sqdist(X, i, C, b)
                     if cost < gain:
                         gain = cost
                         best = b
