@@ -182,10 +182,12 @@ def draw_keys(w: np.ndarray, offset: int, n: int, key: int) -> np.ndarray:
 
 
 def _draw_block(X, w, offset, m, key):
-    """The ``m`` rows with the largest :func:`draw_keys`, as ``(keys, index, rows, m)``."""
+    """The ``m`` rows with the largest :func:`draw_keys`, as ``(keys, index,
+    rows, weights, m)`` (the rows' own sample weights)."""
     keys = draw_keys(w, offset, X.shape[0], key)
     order = np.argsort(-keys, kind="stable")[:m]
-    return keys[order], order.astype(np.int64) + offset, X[order].copy(), m
+    weights = w[order] if w.size else np.ones(order.size)
+    return keys[order], order.astype(np.int64) + offset, X[order].copy(), weights, m
 
 
 def label_counts(labels: np.ndarray, k: int, block: int = 1 << 20) -> np.ndarray:
@@ -317,19 +319,26 @@ class Rows(ABC):
         probability ``min(1, rate * w_i * min_k D_ik)`` (:func:`oversample_index`),
         in row order."""
 
-    @abstractmethod
     def draw(self, m: int, key: int) -> np.ndarray:
         """``m`` distinct rows drawn with probability in proportion to the
         weights, without replacement (:func:`draw_keys`), in row order (all
         rows when n <= m)."""
+        return self.draw_weighted(m, key)[0]
 
-    def sample(self, m: int, key: int) -> Rows:
-        """``m`` distinct rows drawn as by :meth:`draw`, as an in-memory source
-        whose rows each weigh ``weight / m`` (the sample stands for the whole
-        mass). Returns the source itself when it has at most ``m`` rows."""
-        if self.n <= m:
-            return self
-        return InMemoryRows(self.draw(m, key), np.full(m, self.weight / m))
+    @abstractmethod
+    def draw_weighted(self, m: int, key: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(rows, weights)``: the rows of :meth:`draw` and their own sample
+        weights (ones for unit weights)."""
+
+    def sample(self, m: int, key: int) -> InMemoryRows:
+        """The rows a fit anneals, in memory: with more than ``m`` rows, ``m``
+        distinct rows drawn as by :meth:`draw`, each weighing ``weight / m``
+        (the sample stands for the whole mass); else every row with its own
+        weight (the source itself when it is in memory already)."""
+        rows, weights = self.draw_weighted(min(m, self.n), key)
+        if self.n > m:
+            weights = np.full(m, self.weight / m)
+        return InMemoryRows(rows, weights)
 
     @abstractmethod
     def assign(self, C: np.ndarray):
@@ -413,9 +422,10 @@ class BlockRows(Rows):
         _, rows, weights = self.reduce("oversample", C, rate, key)
         return rows, weights
 
-    def draw(self, m: int, key: int) -> np.ndarray:
-        _, index, rows = self.reduce("draw", m, key)
-        return rows[np.argsort(index, kind="stable")]
+    def draw_weighted(self, m: int, key: int) -> tuple[np.ndarray, np.ndarray]:
+        _, index, rows, weights = self.reduce("draw", m, key)
+        order = np.argsort(index, kind="stable")
+        return rows[order], weights[order]
 
 
 class InMemoryRows(BlockRows):
@@ -437,6 +447,9 @@ class InMemoryRows(BlockRows):
     def assign(self, C: np.ndarray):
         labels, _, inertia = K.hard_assign(self.X, C, self.w, False)
         return labels, float(inertia), label_counts(labels, C.shape[0])
+
+    def sample(self, m: int, key: int) -> InMemoryRows:
+        return self if self.n <= m else super().sample(m, key)
 
     def transfers(self, C: np.ndarray, max_sweeps: int):
         labels = K.hard_assign(self.X, C, self.w, False)[0]

@@ -89,13 +89,16 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
         iterations find the fixed point. Raise it to anneal closer to
         equilibrium.
     anneal_size : int, "auto" or None, default="auto"
-        Rows the annealing ahead of ``refine`` works on: with more rows than
-        this, a seeded random sample of this many (drawn with probability in
-        proportion to ``sample_weight``, each standing for an equal share of
-        the total weight) is annealed and polished with hard Lloyd iterations
-        and swap moves, and the same polish on every row finishes. "auto"
-        is ``max(20000, 200 * n_clusters)``; None anneals every row. The GPU
-        backend always anneals every row.
+        Rows the annealing ahead of ``refine`` works on, held in memory on
+        the host: with more rows than this, a seeded random sample of this
+        many (drawn with probability in proportion to ``sample_weight``, each
+        standing for an equal share of the total weight) is annealed and
+        polished (Lloyd, swap moves, single-row transfers), and Lloyd and the
+        swap moves on every row finish; with fewer, every row with its own
+        weight (a dask array, a streamed file or GPU data are then copied to
+        memory for it). "auto" is ``max(20000, 200 * n_clusters)``. None
+        anneals every row where it lives; the single-row transfers, which
+        visit the rows one at a time, then run only on numpy input.
     tol : float, default=1e-4
         Convergence when the squared Frobenius shift of the centers in one
         iteration is at most ``tol`` times the mean feature variance
@@ -371,7 +374,14 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
             C = rows.initial_centers(k, self.init, rng)
             start = None if mode == K.HARD else float(self.sigma)
         sigma = 0.0
-        guide = rows  # the rows the annealing and the polishing work on
+        # A soft fit that refine finishes only needs its soft phase as a
+        # guide: that and the polish run on rows in memory (a sample of
+        # large data), and Lloyd and the swaps end on every row.
+        guides = mode != K.HARD and self.refine
+        guide = rows
+        m = self._anneal_rows(k)
+        if guides and m is not None:
+            guide = rows.sample(m, int(rng.integers(2**63)) if rows.n > m else 0)
         if start is not None and start <= 0:
             start = None  # no spread at all: every center stays on the mean
         if start is not None:
@@ -384,17 +394,15 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
             else:
                 schedule = np.array([start])
             auto = self.sigma_min is None and self.sigma == "auto"
-            guides = self.refine and len(schedule) > 1  # refine finds the fixed point
-            if guides and rows.n > self._anneal_rows(k):
-                guide = rows.sample(self._anneal_rows(k), int(rng.integers(2**63)))
+            steps = guides and len(schedule) > 1  # a few steps a temperature
             settings = AnnealSettings(
-                max_iter=int(self.anneal_steps if guides else self.max_iter),
+                max_iter=int(self.anneal_steps if steps else self.max_iter),
                 tol=tol,
                 scale2=scale2,
                 perturbation=PERTURBATION,
                 stop_when_hard=auto,
                 skip_idle=auto,
-                tail_iter=TAIL_STEPS if guides else None,
+                tail_iter=TAIL_STEPS if steps else None,
                 record_all=self.record_path,
             )
             path = run_anneal(
@@ -412,13 +420,13 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
             n_iter += int(path.n_iter.sum())
         if start is None or self.refine:
             # Lloyd's algorithm, swap moves and single-point transfers on the
-            # annealed rows, then Lloyd and the swaps on every row when those
-            # were a sample.
-            for source in dict.fromkeys([guide, rows]):
+            # annealed rows (in memory), then Lloyd and the swaps on every row
+            # when those were a sample.
+            for source in [guide] if guide.n == rows.n else [guide, rows]:
                 lloyd = run_lloyd(source, C, int(self.max_iter), tol)
                 if mode != K.HARD:
                     lloyd = improve_by_swaps(source, lloyd, int(self.max_iter), tol)
-                    if source is guide:  # sequential: on the annealed rows only
+                    if guides and source is guide:  # sequential: rows in memory only
                         lloyd = improve_by_transfers(source, lloyd, int(self.max_iter))
                 C = lloyd.centers
                 n_iter += lloyd.n_iter
@@ -434,12 +442,10 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
             "path": path,
         }
 
-    def _anneal_rows(self, k: int) -> int:
-        if self.anneal_size is None:
-            return np.iinfo(np.int64).max
+    def _anneal_rows(self, k: int) -> int | None:
         if self.anneal_size == "auto":
             return max(20000, 200 * k)
-        return int(self.anneal_size)
+        return None if self.anneal_size is None else int(self.anneal_size)
 
     # -------------------------------------------------------------- progress
 

@@ -301,7 +301,10 @@ def test_worker_killed_mid_fit_gives_the_same_result(client, monkeypatch):
     the nanny starts a new worker, and the fit ends with the same bits."""
     X = blobs(n=20_000, seed=7)
     Xd = da.from_array(X, chunks=2500)
-    params = dict(n_clusters=6, assignment="entmax15", cooling=0.5, random_state=0)
+    # Every pass over the chunks (anneal_size=None: no in-memory copy to anneal).
+    params = dict(
+        n_clusters=6, assignment="entmax15", cooling=0.5, anneal_size=None, random_state=0
+    )
     with dask.config.set(scheduler="threads"):  # the same bits as on the cluster
         reference = RBFKMeans(**params).fit(Xd)
         reference_labels = reference.labels_.compute()

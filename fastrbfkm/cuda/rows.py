@@ -94,15 +94,13 @@ class DeviceRows(Rows):
         weights = w[pick] if w.size else np.ones(pick.size)
         return passes.gather(self.X, pick, self.ws), weights
 
-    def draw(self, m: int, key: int) -> np.ndarray:
+    def draw_weighted(self, m: int, key: int) -> tuple[np.ndarray, np.ndarray]:
         """As the CPU's: the weights (not X) come to the host to draw the rows."""
-        keys = draw_keys(self._host_weights(), 0, self.n, int(key))
+        w = self._host_weights()
+        keys = draw_keys(w, 0, self.n, int(key))
         index = np.sort(np.argsort(-keys, kind="stable")[: int(m)])
-        return passes.gather(self.X, index, self.ws)
-
-    def sample(self, m: int, key: int) -> Rows:
-        """The GPU's passes are fast enough to anneal on every row: no sample."""
-        return self
+        weights = w[index] if w.size else np.ones(index.size)
+        return passes.gather(self.X, index, self.ws), weights
 
     def assign(self, C: np.ndarray):
         return passes.assign(self.X, self._centers(C), self.w, self.ws)
