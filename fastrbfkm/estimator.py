@@ -78,7 +78,7 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
     max_iter : int, default=300
         Most hard Lloyd iterations, and most soft steps at a temperature
         whose solution is kept (``refine=False``, or a single ``sigma``).
-    anneal_steps : int, default=5
+    anneal_steps : int, default=3
         Most soft steps at each temperature at which centers are still
         splitting, in an annealing that ``refine`` finishes. There the warm
         solutions only guide where the centers split, so the steps need not
@@ -188,7 +188,7 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
         init="k-means++",
         n_init=1,
         max_iter=300,
-        anneal_steps=5,
+        anneal_steps=3,
         anneal_size="auto",
         tol=1e-4,
         refine=True,

@@ -104,7 +104,7 @@ def test_annealing_records_its_path(assignment):
     # (anneal_steps), up to 10 once all are active, down to hard rows.
     assert path.n_active[0] == 1 and path.n_active[-1] == 4
     splitting = path.n_active < 4
-    assert (path.n_iter[splitting] <= 5).all() and (path.n_iter[~splitting] <= 10).all()
+    assert (path.n_iter[splitting] <= 3).all() and (path.n_iter[~splitting] <= 10).all()
     if assignment == "entmax15":
         assert path.soft_fraction[-1] == 0 and path.soft_fraction[-2] > 0
     else:
