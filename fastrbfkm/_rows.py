@@ -383,7 +383,7 @@ class Rows(ABC):
     def assign_logits(self, mode: int):
         """Row-wise softmax or entmax15 (``mode``) of rows that are logits
         (:func:`fastrbfkm._backend.open_rows` with ``logits=True``)."""
-        raise NotImplementedError(
+        raise TypeError(
             f"{type(self).__name__} holds data, not logits: open the logits with "
             "open_rows(Z, logits=True)."
         )
