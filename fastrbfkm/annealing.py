@@ -458,11 +458,9 @@ def split_unstable(
     """
     spares = list(np.flatnonzero(~active))
     pairs = []
+    split = found.unstable(next_sigma)
     for j, spread, axis in zip(
-        found.index[found.unstable(next_sigma)],
-        found.spread[found.unstable(next_sigma)],
-        found.axes[found.unstable(next_sigma)],
-        strict=True,
+        found.index[split], found.spread[split], found.axes[split], strict=True
     ):
         spare = spares.pop(0)
         step = perturbation * np.sqrt(spread) * axis
