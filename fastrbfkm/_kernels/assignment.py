@@ -1,8 +1,8 @@
 """Row assignments (hard, softmax, entmax15) and the kernels that return them.
 
 Every assignment is computed from a row of energies ``e`` (squared distances,
-or ``-Z`` for logits) at temperature ``sigma``. ``assign_row`` is the single
-dispatcher that the dense kernels here and the fused statistics kernel share.
+or ``-Z`` for logits) at temperature ``sigma``. ``assign_block`` is the single
+dispatcher, over a block of rows, that every kernel shares.
 """
 
 import numpy as np
@@ -17,8 +17,8 @@ from .distances import (
     prepare_centers,
     sqdist_rows,
 )
-from .entmax import entmax15_row, half_gap
-from .softmax import EXP_UNDERFLOW, softmax_row
+from .entmax import entmax15_block, half_gap
+from .softmax import EXP_UNDERFLOW, softmax_block
 
 HARD = 0
 SOFTMAX = 1
@@ -38,21 +38,48 @@ def row_argmin(e):
 
 
 @njit(cache=True)
-def assign_row(mode, e, sigma, r, work):
-    """Fill ``r`` (float64, length k) with the row's assignment.
+def soft_buffers(k, rows=BLOCK_ROWS):
+    """Per-chunk work arrays of :func:`assign_block` for ``rows`` rows:
+    ``(E, R, work, emin, arg, F)``, float64 (``arg`` int64)."""
+    return (
+        np.empty((rows, k)),
+        np.empty((rows, k)),
+        np.empty((rows, k)),
+        np.empty(rows),
+        np.empty(rows, dtype=np.int64),
+        np.empty(rows),
+    )
 
-    Returns ``(free_energy, emin, winner)``: the row's free energy
-    ``sum_k r_k e_k - sigma * H(r)``, its minimum energy and its argmin.
-    ``sigma == 0`` is the hard limit for every mode.
+
+@njit(cache=True)
+def block_argmin(E, m, emin, arg):
+    """Each of the first ``m`` rows' minimum and argmin (ties to the lowest
+    index) into ``emin`` and ``arg``."""
+    for r in range(m):
+        emin[r], arg[r] = row_argmin(E[r])
+
+
+@njit(cache=True)
+def assign_block(mode, E, m, sigma, emin, arg, R, F, work):
+    """The assignment of the first ``m`` rows of the energy block ``E``.
+
+    ``E``, ``R`` and ``work`` are C-contiguous float64 ``(rows, k)`` arrays
+    (``E`` is overwritten); ``emin`` and ``arg`` hold each row's minimum and
+    argmin. Fills ``R`` with the responsibilities and ``F`` with each row's
+    free energy ``sum_k r_k e_k - sigma * H(r)``. ``sigma == 0`` is the hard
+    limit for every mode.
     """
-    emin, arg = row_argmin(e)
+    k = E.shape[1]
     if mode == HARD or sigma == 0.0:
-        r[:] = 0.0
-        r[arg] = 1.0
-        return emin, emin, arg
-    if mode == SOFTMAX:
-        return softmax_row(e, emin, sigma, r, work), emin, arg
-    return entmax15_row(e, emin, sigma, r, work), emin, arg
+        for r in range(m):
+            for j in range(k):
+                R[r, j] = 0.0
+            R[r, arg[r]] = 1.0
+            F[r] = emin[r]
+    elif mode == SOFTMAX:
+        softmax_block(E, m, emin, sigma, R, F, work)
+    else:
+        entmax15_block(E, m, emin, sigma, R, F, work)
 
 
 @njit(cache=True)
@@ -87,13 +114,13 @@ def one_hot(mode, e, emin, arg, sigma):
 
 
 @njit(cache=True)
-def assign_block_row(mode, D, i, sigma, r, work, row):
-    """:func:`assign_row` on row ``i`` of a distance block, handed over as the
-    float64 vector ``row`` (float32 rows made softmax 10x slower, and one row
-    type means one specialization of the row functions)."""
-    for j in range(D.shape[1]):
-        row[j] = D[i, j]
-    return assign_row(mode, row, sigma, r, work)
+def load_block(D, m, E):
+    """Copy the first ``m`` rows of a distance block (X's dtype) into the
+    float64 block ``E`` (float32 rows made softmax 10x slower, and one row
+    type means one specialization of the assignment functions)."""
+    for r in range(m):
+        for j in range(D.shape[1]):
+            E[r, j] = D[r, j]
 
 
 @njit(cache=True, parallel=True)
@@ -151,16 +178,16 @@ def responsibilities(X, C, sigma, mode):
     for c in prange(chunks):
         start, stop = chunk_bounds(n, chunks, c)
         xbuf, D = distance_buffers(X, k)
-        r = np.empty(k)
-        work = np.empty(k)
-        row = np.empty(k)
+        E, R, work, emin, arg, F = soft_buffers(k)
         for b in range(start, stop, BLOCK_ROWS):
             e = min(stop, b + BLOCK_ROWS)
             sqdist_rows(X, b, e, mu, Ct, cnorm, xbuf, D)
+            load_block(D, e - b, E)
+            block_argmin(E, e - b, emin, arg)
+            assign_block(mode, E, e - b, sigma, emin, arg, R, F, work)
             for i in range(b, e):
-                assign_block_row(mode, D, i - b, sigma, r, work, row)
                 for j in range(k):
-                    out[i, j] = r[j]
+                    out[i, j] = R[i - b, j]
     return out
 
 
@@ -172,15 +199,17 @@ def assign_logits(Z, mode):
     chunks = n_chunks(n, 0)
     for c in prange(chunks):
         start, stop = chunk_bounds(n, chunks, c)
-        e = np.empty(k)
-        r = np.empty(k)
-        work = np.empty(k)
-        for i in range(start, stop):
-            for j in range(k):
-                e[j] = -np.float64(Z[i, j])
-            assign_row(mode, e, 1.0, r, work)
-            for j in range(k):
-                out[i, j] = r[j]
+        E, R, work, emin, arg, F = soft_buffers(k)
+        for b in range(start, stop, BLOCK_ROWS):
+            e = min(stop, b + BLOCK_ROWS)
+            for i in range(b, e):
+                for j in range(k):
+                    E[i - b, j] = -np.float64(Z[i, j])
+            block_argmin(E, e - b, emin, arg)
+            assign_block(mode, E, e - b, 1.0, emin, arg, R, F, work)
+            for i in range(b, e):
+                for j in range(k):
+                    out[i, j] = R[i - b, j]
     return out
 
 

@@ -147,6 +147,86 @@ def entmax15_row(e, emin, sigma, r, work):
     return emin + energy - sigma * (4.0 / 3.0) * (1.0 - power)
 
 
+@njit(cache=True, fastmath={"reassoc", "contract", "nsz"})
+def _newton_row(v, k):
+    """:func:`_newton_threshold` over all ``k`` half-logits ``v`` of a row
+    (entries below -1 never enter S), written branch-free so that every
+    Newton step is one vectorized pass over the row. Returns ``(tau,
+    certified)``."""
+    tau = -1.0
+    for _ in range(_NEWTON_STEPS):
+        count = 0.0
+        s1 = 0.0
+        s2 = 0.0
+        vmin = 0.0
+        for j in range(k):
+            x = v[j]
+            inside = x > tau
+            y = x if inside else 0.0
+            count += 1.0 if inside else 0.0
+            s1 += y
+            s2 += y * y
+            vmin = min(vmin, y)
+        inv = 1.0 / count
+        mean = s1 * inv
+        delta = (1.0 - s2) * inv + mean * mean
+        if delta >= 0.0:
+            tau_s = mean - math.sqrt(delta)
+            if vmin >= tau_s:
+                return tau_s, True
+        f = s2 - 2.0 * tau * s1 + count * tau * tau
+        slope = s1 - count * tau
+        new = max(tau + (f - 1.0) / (2.0 * slope), mean - math.sqrt(inv))
+        if not new > tau:
+            break
+        tau = new
+    return tau, False
+
+
+@njit(cache=True, fastmath={"reassoc", "contract", "nsz"})
+def entmax15_block(E, m, emin, sigma, R, F, work):
+    """Entmax15(-E / sigma) of the first ``m`` rows of the block ``E`` into
+    ``R``, and each row's free energy
+    ``sum_k r_k e_k - sigma * (4/3) * (1 - sum_k r_k^{3/2})`` into ``F``.
+
+    ``E``, ``R`` and ``work`` are float64 ``(rows, k)`` arrays; ``emin``
+    holds the rows' minima. Per row: the half-logits ``v = -half_gap`` in
+    one pass, the certified Newton threshold (:func:`_newton_row`), the
+    sorted walk over the candidates only when Newton cannot certify, and the
+    responsibilities and energies in one more pass; all but the rare
+    fallback are branch-free loops over the row.
+    """
+    k = E.shape[1]
+    scale = 0.5 / sigma
+    for s in range(m):
+        e = E[s]
+        v = work[s]
+        em = emin[s]
+        for j in range(k):
+            a = e[j] - em
+            # -half_gap: exact ties give 0 even when the scale overflows
+            v[j] = -(a * scale) if a > 0.0 else 0.0
+        tau, certified = _newton_row(v, k)
+        if not certified:
+            g = R[s]  # candidates g = -v <= 1, sorted in place
+            c = 0
+            for j in range(k):
+                if v[j] >= -1.0:
+                    g[c] = -v[j]
+                    c += 1
+            tau = _sorted_threshold(g, c)
+        energy = 0.0
+        power = 0.0  # sum r^{3/2}
+        r = R[s]
+        for j in range(k):
+            q = v[j] - tau
+            rj = q * q if q > 0.0 else 0.0
+            r[j] = rj
+            energy += rj * (e[j] - em)
+            power += rj * (q if q > 0.0 else 0.0)
+        F[s] = em + energy - sigma * (4.0 / 3.0) * (1.0 - power)
+
+
 @njit(cache=True, parallel=True)
 def entmax15_backward(R, G):
     """Vector-Jacobian product of entmax15 with ``q = sqrt(r)``:

@@ -13,7 +13,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from .assignment import SOFTMAX, assign_block_row
+from .assignment import SOFTMAX, assign_block, block_argmin, load_block, soft_buffers
 from .chunks import BLOCK_ROWS, chunk_bounds, n_chunks
 from .distances import distance_buffers, prepare_centers, sqdist_rows
 
@@ -36,19 +36,18 @@ def center_scatter(X, C, w, sigma, mode, chosen):
         start, stop = chunk_bounds(n, chunks, c)
         xbuf, D = distance_buffers(X, k)
         diff = np.empty(d)
-
-        r = np.empty(k)
-        work = np.empty(k)
-        row = np.empty(k)
+        E, R, work, emin, arg, F = soft_buffers(k)
         for b in range(start, stop, BLOCK_ROWS):
             e = min(stop, b + BLOCK_ROWS)
             sqdist_rows(X, b, e, mu, Ct, cnorm, xbuf, D)
+            load_block(D, e - b, E)
+            block_argmin(E, e - b, emin, arg)
+            assign_block(mode, E, e - b, sigma, emin, arg, R, F, work)
             for i in range(b, e):
                 wi = w[i] if w.shape[0] else 1.0
-                assign_block_row(mode, D, i - b, sigma, r, work, row)
                 for g in range(m):
                     j = chosen[g]
-                    rj = r[j]
+                    rj = R[i - b, j]
                     if rj == 0.0:
                         continue
                     N_part[c, g] += wi * rj

@@ -14,8 +14,6 @@ from numba import njit, prange
 
 #: exp(-x) is exactly 0.0 in float64 beyond this; skip the call.
 EXP_UNDERFLOW = 746.0
-#: Rows at least this long use the vectorized exponential.
-VECTOR_EXP_MIN = 20
 
 # exp(-a) = 2^q exp(r), q = round(-a / ln 2), |r| <= ln(2) / 2: Cody and
 # Waite's two-part ln 2, and the Taylor polynomial of degree 12 (truncation
@@ -30,21 +28,20 @@ _UNBIAS = 2.0**-54
 
 
 @njit(cache=True, fastmath={"contract"})
-def shifted_exp(e, emin, sigma, out, work):
-    """``out[j] = exp(-(e[j] - emin) / sigma)`` for ``e[j] >= emin``: exactly
-    0 once the exponent reaches ``EXP_UNDERFLOW``, else within 2 ulp of the C
-    library's ``exp``.
+def neg_exp(a, out, work):
+    """``out[j] = exp(-a[j])`` for ``a[j] >= 0``: exactly 0 once ``a[j]``
+    reaches ``EXP_UNDERFLOW``, else within 2 ulp of the C library's ``exp``.
 
     Written so that the compiler vectorizes it (libm's ``exp`` is one scalar
     call per entry): range reduction and a polynomial in one loop, the power
     of two assembled from the bits of the rounded exponent in a second (in
     ``work``, float64 of the same length), the product in a third. ``out``
-    and ``work`` must not overlap ``e`` or each other.
+    and ``work`` must not overlap ``a`` or each other. A whole block of rows
+    is one call (flattened), so short rows cost no per-row loop set-up.
     """
-    m = e.shape[0]
+    m = a.shape[0]
     for j in range(m):
-        a = (e[j] - emin) / sigma
-        x = -min(a, EXP_UNDERFLOW)
+        x = -min(a[j], EXP_UNDERFLOW)
         t = x * _LOG2E + _SHIFTER
         q = t - _SHIFTER
         r = x - q * _LN2_HI - q * _LN2_LO
@@ -61,7 +58,7 @@ def shifted_exp(e, emin, sigma, out, work):
         p = p * r + 0.5
         p = p * r + 1.0
         p = p * r + 1.0
-        out[j] = p if a < EXP_UNDERFLOW else 0.0
+        out[j] = p if a[j] < EXP_UNDERFLOW else 0.0
         work[j] = t
     bits = work.view(np.int64)
     for j in range(m):
@@ -70,29 +67,35 @@ def shifted_exp(e, emin, sigma, out, work):
         out[j] = out[j] * work[j] * _UNBIAS
 
 
-@njit(cache=True)
-def softmax_row(e, emin, sigma, r, work):
-    """Fill ``r`` (float64) with softmax(-e / sigma) and return the row's free
-    energy ``emin - sigma * log(sum_k exp(-(e_k - emin) / sigma))``.
+@njit(cache=True, fastmath={"reassoc", "contract", "nsz"})
+def softmax_block(E, m, emin, sigma, R, F, work):
+    """Softmax(-E / sigma) of the first ``m`` rows of the block ``E`` into
+    ``R``, and each row's free energy
+    ``emin - sigma * log(sum_k exp(-(e_k - emin) / sigma))`` into ``F``.
 
-    ``work`` is a float64 vector of length k.
+    ``E``, ``R`` and ``work`` are C-contiguous float64 ``(rows, k)`` arrays
+    (``E`` is overwritten with the scaled gaps); ``emin`` holds the rows'
+    minima. The exponentials of all ``m * k`` entries are one vector call,
+    and every loop here is vectorized (the row sums in SIMD lanes).
     """
-    k = e.shape[0]
-    total = 0.0
-    if k >= VECTOR_EXP_MIN:
-        shifted_exp(e, emin, sigma, r, work)
+    k = E.shape[1]
+    inv_sigma = 1.0 / sigma
+    for r in range(m):
+        em = emin[r]
         for j in range(k):
-            total += r[j]
-    else:  # short rows: the vector loops' set-up costs more than they save
+            a = E[r, j] - em
+            # ties give exactly 0 even when 1 / sigma overflows
+            E[r, j] = a * inv_sigma if a > 0.0 else 0.0
+    size = m * k
+    neg_exp(E.ravel()[:size], R.ravel()[:size], work.ravel()[:size])
+    for r in range(m):
+        total = 0.0
         for j in range(k):
-            a = (e[j] - emin) / sigma
-            t = math.exp(-a) if a < EXP_UNDERFLOW else 0.0
-            r[j] = t
-            total += t
-    inv = 1.0 / total
-    for j in range(k):
-        r[j] *= inv
-    return emin - sigma * math.log(total)
+            total += R[r, j]
+        inv = 1.0 / total
+        for j in range(k):
+            R[r, j] *= inv
+        F[r] = emin[r] - sigma * math.log(total)
 
 
 @njit(cache=True, parallel=True)

@@ -10,7 +10,16 @@ chunk order. No ``(n, k)`` array is ever held.
 import numpy as np
 from numba import njit, prange
 
-from .assignment import HARD, assign_block_row, one_hot, out_of_reach, row_argmin
+from .assignment import (
+    HARD,
+    assign_block,
+    block_argmin,
+    load_block,
+    one_hot,
+    out_of_reach,
+    row_argmin,
+    soft_buffers,
+)
 from .chunks import BLOCK_ROWS, chunk_bounds, n_chunks
 from .distances import (
     DIRECT_MAX,
@@ -32,6 +41,83 @@ SUPPORT_MAX = 5  # max_i |{k : r_ik > 0}|
 N_SUMMARY = 6
 
 
+#: Soft rows are gathered, and flushed through :func:`assign_block`, in
+#: groups of about this many entries (rows times k), so that the group's
+#: float64 work arrays stay in cache.
+SOFT_ENTRIES = 1 << 14
+
+#: Gathered soft rows at least this many (and ``d * k > DIRECT_MAX``)
+#: accumulate ``S`` as one matrix product; fewer are scattered row by row.
+GEMM_MIN_ROWS = 8
+
+
+@njit(cache=True, fastmath={"reassoc", "contract", "nsz"})
+def _fold_soft(R, m, rows, w, arg, emin, F, acc, N, Rg, offset):
+    """Fold the first ``m`` gathered rows' responsibilities ``R`` into the
+    chunk's summary ``acc`` and, when ``Rg`` has rows, into ``N`` and the
+    weighted responsibilities ``Rg[offset + s] = w_i R[s]`` (X's dtype) that
+    the scatter consumes. Every loop over a row is vectorized."""
+    k = R.shape[1]
+    stats = Rg.shape[0] > 0
+    for s in range(m):
+        wi = w[rows[offset + s]] if w.shape[0] else 1.0
+        acc[OBJECTIVE] += wi * F[s]
+        acc[INERTIA] += wi * emin[s]
+        support = 0
+        total = 0.0
+        for j in range(k):
+            rj = R[s, j]
+            support += rj != 0.0
+            total += rj
+        if stats:
+            out = Rg[offset + s]
+            for j in range(k):
+                rj = wi * R[s, j]
+                out[j] = rj
+                N[j] += rj
+        acc[SUPPORT] += wi * support
+        if support > 1:
+            acc[SOFT] += wi
+        # the mass off the winner (the sum of the others, up to rounding)
+        acc[OFF_WINNER_MAX] = max(acc[OFF_WINNER_MAX], total - R[s, arg[s]])
+        acc[SUPPORT_MAX] = max(acc[SUPPORT_MAX], support)
+
+
+@njit(cache=True)
+def _scatter_rows(X, rows, m, Rg, S, Xg, Sg):
+    """``S += sum_s Rg[s]^T X[rows[s]]`` over the first ``m`` gathered rows
+    (weighted responsibilities, X's dtype): one BLAS product in X's dtype
+    from ``GEMM_MIN_ROWS`` rows on (``Xg`` and ``Sg`` are its work arrays),
+    else row by row over the nonzero responsibilities."""
+    k, d = S.shape
+    if m < GEMM_MIN_ROWS:
+        for s in range(m):
+            i = rows[s]
+            for j in range(k):
+                coef = np.float64(Rg[s, j])
+                if coef != 0.0:
+                    for t in range(d):
+                        S[j, t] += coef * X[i, t]
+        return
+    if rows[m - 1] - rows[0] == m - 1:  # consecutive rows: no copy
+        xs = X[rows[0] : rows[0] + m]
+    else:
+        for s in range(m):
+            for t in range(d):
+                Xg[s, t] = X[rows[s], t]
+        xs = Xg[:m]
+    np.dot(Rg[:m].T, xs, Sg)
+    for j in range(k):
+        for t in range(d):
+            S[j, t] += Sg[j, t]
+
+
+@njit(cache=True)
+def soft_rows(k):
+    """Rows of a gathered group of soft rows (:data:`SOFT_ENTRIES`)."""
+    return max(GEMM_MIN_ROWS, min(BLOCK_ROWS, SOFT_ENTRIES // max(k, 1)))
+
+
 @njit(cache=True, parallel=True)
 def block_stats(X, C, w, sigma, mode, with_stats):
     """Return ``(N, S, summary)`` for the assignment ``mode`` at ``sigma``.
@@ -40,6 +126,13 @@ def block_stats(X, C, w, sigma, mode, with_stats):
     ``with_stats`` is False, which skips their accumulation); ``summary`` is
     the float64 vector indexed by the constants of this module. ``w`` of
     length 0 means unit weights.
+
+    Each block of rows is worked in three steps: the distances (one BLAS
+    product), the rows that are exactly one-hot (every row when hard) folded
+    in at their winner, and the other rows gathered into a float64 block
+    whose responsibilities are computed together (:func:`assign_block`) and
+    whose ``S`` contribution is one more BLAS product (in X's dtype, summed
+    in float64 across blocks).
     """
     n, d = X.shape
     k = C.shape[0]
@@ -50,79 +143,66 @@ def block_stats(X, C, w, sigma, mode, with_stats):
     N_part = np.zeros((chunks, k))
     S_part = np.zeros((chunks, k, d) if with_stats else (chunks, 0, 0))
     sum_part = np.zeros((chunks, N_SUMMARY))
+    gemm = with_stats and not hard  # soft rows' S by a matrix product
+    cap = soft_rows(k)
     for c in prange(chunks):
         start, stop = chunk_bounds(n, chunks, c)
         xbuf, D = distance_buffers(X, k)
         xt, dist, best, second, nearest = nearest_buffers(X)
-        r = np.empty(k)
-        work = np.empty(k)
-        row = np.empty(k)
+        E, R, work, emin, arg, F = soft_buffers(0 if hard else k, cap)
+        rows = np.empty(BLOCK_ROWS, dtype=np.int64)
+        Rg = np.empty((BLOCK_ROWS if gemm else 0, k), dtype=X.dtype)
+        Xg = np.empty((BLOCK_ROWS if gemm else 0, d), dtype=X.dtype)
+        Sg = np.empty((k, d) if gemm else (0, 0), dtype=X.dtype)
         N = N_part[c]
         S = S_part[c]
-        objective = 0.0
-        inertia = 0.0
-        support_sum = 0.0
-        soft = 0.0
-        off_max = 0.0
-        support_max = 0.0
+        acc = sum_part[c]
         for b in range(start, stop, BLOCK_ROWS):
             e = min(stop, b + BLOCK_ROWS)
             if direct:
                 nearest_rows(X, b, e, mu, Ct, xt, dist, best, second, nearest)
             else:
                 sqdist_rows(X, b, e, mu, Ct, cnorm, xbuf, D)
+            m = 0  # soft rows of this block, gathered into groups of cap rows
             for i in range(b, e):
-                wi = w[i] if w.shape[0] else 1.0
                 if direct:
-                    emin = np.float64(best[i - b])
-                    arg = nearest[i - b]
-                    lone = hard or out_of_reach(mode, emin, np.float64(second[i - b]), sigma)
+                    dmin = np.float64(best[i - b])
+                    win = nearest[i - b]
+                    lone = hard or out_of_reach(mode, dmin, np.float64(second[i - b]), sigma)
                 else:
-                    emin, arg = row_argmin(D[i - b])
-                    lone = hard or one_hot(mode, D[i - b], emin, arg, sigma)
+                    dmin, win = row_argmin(D[i - b])
+                    lone = hard or one_hot(mode, D[i - b], dmin, win, sigma)
                 if lone:
                     # One-hot rows (every row when hard; at low temperature
-                    # most): free energy emin, accumulate at the winner only.
-                    objective += wi * emin
-                    inertia += wi * emin
-                    support_sum += wi
-                    support_max = max(support_max, 1.0)
+                    # most): free energy dmin, accumulate at the winner only.
+                    wi = w[i] if w.shape[0] else 1.0
+                    acc[OBJECTIVE] += wi * dmin
+                    acc[INERTIA] += wi * dmin
+                    acc[SUPPORT] += wi
+                    acc[SUPPORT_MAX] = max(acc[SUPPORT_MAX], 1.0)
                     if with_stats:
-                        N[arg] += wi
+                        N[win] += wi
                         for t in range(d):
-                            S[arg, t] += wi * X[i, t]
+                            S[win, t] += wi * X[i, t]
                     continue
                 if direct:  # the row's distances were not formed yet
                     direct_row(X, i, mu, Ct, D[i - b])
-                f, emin, arg = assign_block_row(mode, D, i - b, sigma, r, work, row)
-                objective += wi * f
-                inertia += wi * emin
-                support = 0
-                off = 0.0
+                g = m % cap
                 for j in range(k):
-                    rj = r[j]
-                    if rj == 0.0:
-                        continue
-                    support += 1
-                    if j != arg:
-                        off += rj
-                    if with_stats:
-                        coef = wi * rj
-                        N[j] += coef
-                        for t in range(d):
-                            S[j, t] += coef * X[i, t]
-                support_sum += wi * support
-                if support > 1:
-                    soft += wi
-                off_max = max(off_max, off)
-                support_max = max(support_max, support)
-        acc = sum_part[c]
-        acc[OBJECTIVE] = objective
-        acc[INERTIA] = inertia
-        acc[SUPPORT] = support_sum
-        acc[SOFT] = soft
-        acc[OFF_WINNER_MAX] = off_max
-        acc[SUPPORT_MAX] = support_max
+                    E[g, j] = D[i - b, j]
+                emin[g] = dmin
+                arg[g] = win
+                rows[m] = i
+                m += 1
+                if m % cap == 0:
+                    assign_block(mode, E, cap, sigma, emin, arg, R, F, work)
+                    _fold_soft(R, cap, rows, w, arg, emin, F, acc, N, Rg, m - cap)
+            if m % cap:
+                g = m % cap
+                assign_block(mode, E, g, sigma, emin, arg, R, F, work)
+                _fold_soft(R, g, rows, w, arg, emin, F, acc, N, Rg, m - g)
+            if with_stats and m:
+                _scatter_rows(X, rows, m, Rg, S, Xg, Sg)
     N_tot = np.zeros(k)
     S_tot = np.zeros((k, d))
     summary = np.zeros(N_SUMMARY)
@@ -168,29 +248,29 @@ def label_stats(X, labels, w, k):
 def reconstruct(X, C, sigma, mode):
     """``x_hat_i = sum_k r_ik c_k`` for every row, ``(n, d)`` in X's dtype,
     without an ``(n, k)`` array (the gradient of the loss in X is
-    ``2 w_i (x_i - x_hat_i)``)."""
+    ``2 w_i (x_i - x_hat_i)``): one matrix product ``R_block C`` per block."""
     n, d = X.shape
     k = C.shape[0]
     mu, Ct, cnorm = prepare_centers(C)
+    C64 = np.empty((k, d))
+    for j in range(k):
+        for t in range(d):
+            C64[j, t] = C[j, t]
     out = np.empty((n, d), dtype=X.dtype)
     chunks = n_chunks(n, 0)
     for c in prange(chunks):
         start, stop = chunk_bounds(n, chunks, c)
         xbuf, D = distance_buffers(X, k)
-        r = np.empty(k)
-        work = np.empty(k)
-        row = np.empty(k)
-        acc = np.empty(d)
+        E, R, work, emin, arg, F = soft_buffers(k)
+        acc = np.empty((BLOCK_ROWS, d))
         for b in range(start, stop, BLOCK_ROWS):
             e = min(stop, b + BLOCK_ROWS)
             sqdist_rows(X, b, e, mu, Ct, cnorm, xbuf, D)
+            load_block(D, e - b, E)
+            block_argmin(E, e - b, emin, arg)
+            assign_block(mode, E, e - b, sigma, emin, arg, R, F, work)
+            np.dot(R[: e - b], C64, acc[: e - b])
             for i in range(b, e):
-                assign_block_row(mode, D, i - b, sigma, r, work, row)
-                acc[:] = 0.0
-                for j in range(k):
-                    if r[j] != 0.0:
-                        for t in range(d):
-                            acc[t] += r[j] * C[j, t]
                 for t in range(d):
-                    out[i, t] = acc[t]
+                    out[i, t] = acc[i - b, t]
     return out
