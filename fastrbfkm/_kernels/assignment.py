@@ -27,13 +27,30 @@ ENTMAX15 = 2
 
 @njit(cache=True)
 def row_argmin(e):
-    """``(min, argmin)`` of a row; ties go to the lowest index."""
-    best = e[0]
+    """``(min, argmin)`` of a row; ties go to the lowest index.
+
+    The minimum is taken in four independent lanes (branch-free, no chain
+    of dependent compares), then the first entry equal to it is found.
+    """
+    k = e.shape[0]
+    m0 = e[0]
+    m1 = m0
+    m2 = m0
+    m3 = m0
+    j = 0
+    while j + 4 <= k:
+        m0 = min(m0, e[j])
+        m1 = min(m1, e[j + 1])
+        m2 = min(m2, e[j + 2])
+        m3 = min(m3, e[j + 3])
+        j += 4
+    best = min(min(m0, m1), min(m2, m3))
+    while j < k:
+        best = min(best, e[j])
+        j += 1
     arg = 0
-    for j in range(1, e.shape[0]):
-        if e[j] < best:
-            best = e[j]
-            arg = j
+    while arg < k - 1 and e[arg] != best:
+        arg += 1
     return np.float64(best), arg
 
 
@@ -52,22 +69,29 @@ def soft_buffers(k, rows=BLOCK_ROWS):
 
 
 @njit(cache=True)
-def block_argmin(E, m, emin, arg):
-    """Each of the first ``m`` rows' minimum and argmin (ties to the lowest
-    index) into ``emin`` and ``arg``."""
+def load_gaps(D, m, E, emin, arg):
+    """For the first ``m`` rows of the block ``D`` (any float dtype): each
+    row's minimum and argmin into ``emin`` and ``arg``, and its gaps
+    ``D[r] - emin[r] >= 0`` into the float64 block ``E`` (exact for float32
+    rows; float32 rows made softmax 10x slower, and one row type means one
+    specialization of the assignment functions). ``E`` may be ``D``."""
     for r in range(m):
-        emin[r], arg[r] = row_argmin(E[r])
+        em, a = row_argmin(D[r])
+        emin[r] = em
+        arg[r] = a
+        for j in range(D.shape[1]):
+            E[r, j] = D[r, j] - em
 
 
 @njit(cache=True)
 def assign_block(mode, E, m, sigma, emin, arg, R, F, work):
-    """The assignment of the first ``m`` rows of the energy block ``E``.
+    """The assignment of the first ``m`` rows of a block of energy gaps.
 
-    ``E``, ``R`` and ``work`` are C-contiguous float64 ``(rows, k)`` arrays
-    (``E`` is overwritten); ``emin`` and ``arg`` hold each row's minimum and
-    argmin. Fills ``R`` with the responsibilities and ``F`` with each row's
-    free energy ``sum_k r_k e_k - sigma * H(r)``. ``sigma == 0`` is the hard
-    limit for every mode.
+    ``E`` holds each row's energies minus their minimum ``emin`` (so ``>=
+    0``, exactly 0 at the argmin ``arg``); ``E``, ``R`` and ``work`` are
+    C-contiguous float64 ``(rows, k)`` arrays. Fills ``R`` with the
+    responsibilities and ``F`` with each row's free energy ``sum_k r_k e_k -
+    sigma * H(r)``. ``sigma == 0`` is the hard limit for every mode.
     """
     k = E.shape[1]
     if mode == HARD or sigma == 0.0:
@@ -111,16 +135,6 @@ def one_hot(mode, e, emin, arg, sigma):
         if j != arg and not (np.float64(e[j]) - emin) * scale > 1.0:
             return False
     return True
-
-
-@njit(cache=True)
-def load_block(D, m, E):
-    """Copy the first ``m`` rows of a distance block (X's dtype) into the
-    float64 block ``E`` (float32 rows made softmax 10x slower, and one row
-    type means one specialization of the assignment functions)."""
-    for r in range(m):
-        for j in range(D.shape[1]):
-            E[r, j] = D[r, j]
 
 
 @njit(cache=True, parallel=True)
@@ -182,8 +196,7 @@ def responsibilities(X, C, sigma, mode):
         for b in range(start, stop, BLOCK_ROWS):
             e = min(stop, b + BLOCK_ROWS)
             sqdist_rows(X, b, e, mu, Ct, cnorm, xbuf, D)
-            load_block(D, e - b, E)
-            block_argmin(E, e - b, emin, arg)
+            load_gaps(D, e - b, E, emin, arg)
             assign_block(mode, E, e - b, sigma, emin, arg, R, F, work)
             for i in range(b, e):
                 for j in range(k):
@@ -205,7 +218,7 @@ def assign_logits(Z, mode):
             for i in range(b, e):
                 for j in range(k):
                     E[i - b, j] = -np.float64(Z[i, j])
-            block_argmin(E, e - b, emin, arg)
+            load_gaps(E, e - b, E, emin, arg)
             assign_block(mode, E, e - b, 1.0, emin, arg, R, F, work)
             for i in range(b, e):
                 for j in range(k):

@@ -1,10 +1,12 @@
-"""Exact sorted-threshold Entmax-1.5 over one row of energies, and its backward.
+"""Exact Entmax-1.5 over a block of rows of energies, and its backward.
 
 With logits ``z = -e / sigma`` the row is ``r_k = [z_k / 2 - tau]_+^2`` where
 ``tau`` makes it sum to 1 (Peters, Niculae and Martins, 2019). We work with
 the shifted half-logits ``v_k = -(e_k - emin) / (2 sigma) <= 0`` (entmax is
 shift invariant). Only entries with ``v_k >= -1`` (``z_k >= max z - 2``) can
-be in the support, so only those are sorted.
+be in the support. The threshold is found by a certified Newton search
+(exactly the sorted formula on the support it proves), and by sorting the
+candidates only when that search cannot certify.
 """
 
 import math
@@ -12,8 +14,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-#: Candidate lists at most this long are sorted (by insertion) right away;
-#: longer ones first try the certified Newton search of the support.
+#: Candidate lists at most this long are sorted by insertion.
 _INSERTION_SORT_MAX = 24
 #: Newton steps before falling back to sorting.
 _NEWTON_STEPS = 30
@@ -60,50 +61,6 @@ def _sorted_threshold(g, m):
 
 
 @njit(cache=True)
-def _newton_threshold(g, m):
-    """The same threshold without sorting, when it can be certified.
-
-    Newton's method on the convex, decreasing ``f(tau) = sum [v - tau]_+^2``
-    from ``tau = max v - 1`` (where ``f >= 1``) rises monotonically to the
-    root, so every iterate's set ``S = {v > tau}`` contains the support. At
-    each iterate the sort-based formula is evaluated on S, ``tau_S = mean_S -
-    sqrt(delta_S)``; if every member of S is ``>= tau_S`` then S is the
-    support and ``tau_S`` is exactly the threshold the sorted walk returns
-    (``tau_{rho*}`` with ``rho* = |S|``). Returns ``(tau, certified)``.
-    """
-    tau = -1.0
-    for _ in range(_NEWTON_STEPS):
-        count = 0
-        s1 = 0.0
-        s2 = 0.0
-        vmin = 0.0
-        for i in range(m):
-            v = -g[i]
-            if v > tau:
-                count += 1
-                s1 += v
-                s2 += v * v
-                vmin = min(vmin, v)
-        inv = 1.0 / count
-        mean = s1 * inv
-        delta = (1.0 - s2) * inv + mean * mean
-        if delta >= 0.0:
-            tau_s = mean - math.sqrt(delta)
-            if vmin >= tau_s:
-                return tau_s, True
-        # Newton step on f(tau) - 1 over S (f' = -2 sum (v - tau)), a lower
-        # bound like tau; so is mean_S - 1 / sqrt(|S|), by Cauchy-Schwarz
-        # (f(tau) >= |S| (mean_S - tau)^2 when S = {v > tau}). Take the larger.
-        f = s2 - 2.0 * tau * s1 + count * tau * tau
-        slope = s1 - count * tau
-        new = max(tau + (f - 1.0) / (2.0 * slope), mean - math.sqrt(inv))
-        if not new > tau:
-            break
-        tau = new
-    return tau, False
-
-
-@njit(cache=True)
 def half_gap(value, emin, sigma):
     """``g = (value - emin) / (2 sigma) >= 0``, i.e. minus the shifted half-logit.
 
@@ -113,46 +70,22 @@ def half_gap(value, emin, sigma):
     return a * (0.5 / sigma) if a > 0.0 else 0.0
 
 
-@njit(cache=True)
-def entmax15_row(e, emin, sigma, r, work):
-    """Fill ``r`` (float64) with entmax15(-e / sigma) and return the row's free
-    energy ``sum_k r_k e_k - sigma * (4/3) * (1 - sum_k r_k^{3/2})``.
-
-    ``work`` is a float64 vector of length k.
-    """
-    k = e.shape[0]
-    # Candidates, as g = -v in [0, 1]; ascending g is descending v.
-    m = 0
-    for j in range(k):
-        g = half_gap(e[j], emin, sigma)
-        if g <= 1.0:
-            work[m] = g
-            m += 1
-    certified = False
-    if m > _INSERTION_SORT_MAX:
-        tau, certified = _newton_threshold(work, m)
-    if not certified:
-        tau = _sorted_threshold(work, m)
-    energy = 0.0
-    power = 0.0  # sum r^{3/2}
-    for j in range(k):
-        q = -half_gap(e[j], emin, sigma) - tau
-        if q > 0.0:
-            rj = q * q
-            r[j] = rj
-            energy += rj * (e[j] - emin)
-            power += rj * q
-        else:
-            r[j] = 0.0
-    return emin + energy - sigma * (4.0 / 3.0) * (1.0 - power)
-
-
 @njit(cache=True, fastmath={"reassoc", "contract", "nsz"})
-def _newton_row(v, k):
-    """:func:`_newton_threshold` over all ``k`` half-logits ``v`` of a row
-    (entries below -1 never enter S), written branch-free so that every
-    Newton step is one vectorized pass over the row. Returns ``(tau,
-    certified)``."""
+def _newton_threshold(v):
+    """The threshold without sorting, when it can be certified.
+
+    ``v`` holds a row's shifted half-logits (``max v = 0``). Newton's method
+    on the convex, decreasing ``f(tau) = sum [v - tau]_+^2`` from ``tau = -1``
+    (where ``f >= 1``) rises monotonically to the root, so every iterate's
+    set ``S = {v > tau}`` contains the support. At each iterate the
+    sort-based formula is evaluated on S, ``tau_S = mean_S - sqrt(delta_S)``;
+    if every member of S is ``>= tau_S`` then S is the support and ``tau_S``
+    is exactly the threshold the sorted walk returns (``tau_{rho*}`` with
+    ``rho* = |S|``). Written branch-free, so that every step is one
+    vectorized pass over the row (entries below -1 never enter S). Returns
+    ``(tau, certified)``.
+    """
+    k = v.shape[0]
     tau = -1.0
     for _ in range(_NEWTON_STEPS):
         count = 0.0
@@ -174,6 +107,9 @@ def _newton_row(v, k):
             tau_s = mean - math.sqrt(delta)
             if vmin >= tau_s:
                 return tau_s, True
+        # Newton step on f(tau) - 1 over S (f' = -2 sum (v - tau)), a lower
+        # bound like tau; so is mean_S - 1 / sqrt(|S|), by Cauchy-Schwarz
+        # (f(tau) >= |S| (mean_S - tau)^2 when S = {v > tau}). Take the larger.
         f = s2 - 2.0 * tau * s1 + count * tau * tau
         slope = s1 - count * tau
         new = max(tau + (f - 1.0) / (2.0 * slope), mean - math.sqrt(inv))
@@ -185,15 +121,16 @@ def _newton_row(v, k):
 
 @njit(cache=True, fastmath={"reassoc", "contract", "nsz"})
 def entmax15_block(E, m, emin, sigma, R, F, work):
-    """Entmax15(-E / sigma) of the first ``m`` rows of the block ``E`` into
-    ``R``, and each row's free energy
-    ``sum_k r_k e_k - sigma * (4/3) * (1 - sum_k r_k^{3/2})`` into ``F``.
+    """Entmax15(-(emin + E) / sigma) of the first ``m`` rows of the block of
+    energy gaps ``E`` (``>= 0``) into ``R``, and each row's free energy
+    ``emin + sum_k r_k E_k - sigma * (4/3) * (1 - sum_k r_k^{3/2})`` into
+    ``F``.
 
     ``E``, ``R`` and ``work`` are float64 ``(rows, k)`` arrays; ``emin``
     holds the rows' minima. Per row: the half-logits ``v = -half_gap`` in
-    one pass, the certified Newton threshold (:func:`_newton_row`), the
-    sorted walk over the candidates only when Newton cannot certify, and the
-    responsibilities and energies in one more pass; all but the rare
+    one pass, the certified Newton threshold (:func:`_newton_threshold`),
+    the sorted walk over the candidates only when Newton cannot certify, and
+    the responsibilities and energies in one more pass; all but the rare
     fallback are branch-free loops over the row.
     """
     k = E.shape[1]
@@ -201,12 +138,11 @@ def entmax15_block(E, m, emin, sigma, R, F, work):
     for s in range(m):
         e = E[s]
         v = work[s]
-        em = emin[s]
         for j in range(k):
-            a = e[j] - em
+            a = e[j]
             # -half_gap: exact ties give 0 even when the scale overflows
             v[j] = -(a * scale) if a > 0.0 else 0.0
-        tau, certified = _newton_row(v, k)
+        tau, certified = _newton_threshold(v)
         if not certified:
             g = R[s]  # candidates g = -v <= 1, sorted in place
             c = 0
@@ -222,15 +158,16 @@ def entmax15_block(E, m, emin, sigma, R, F, work):
             q = v[j] - tau
             rj = q * q if q > 0.0 else 0.0
             r[j] = rj
-            energy += rj * (e[j] - em)
+            energy += rj * e[j]
             power += rj * (q if q > 0.0 else 0.0)
-        F[s] = em + energy - sigma * (4.0 / 3.0) * (1.0 - power)
+        F[s] = emin[s] + energy - sigma * (4.0 / 3.0) * (1.0 - power)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, fastmath={"reassoc", "contract", "nsz"})
 def entmax15_backward(R, G):
     """Vector-Jacobian product of entmax15 with ``q = sqrt(r)``:
-    ``g_z = q * g - q * sum(q * g) / sum(q)`` row-wise (zero off the support)."""
+    ``g_z = q * g - q * sum(q * g) / sum(q)`` row-wise, zero off the support
+    (rows in parallel, each row's loops vectorized)."""
     n, k = R.shape
     out = np.empty_like(R)
     for i in prange(n):
@@ -242,6 +179,5 @@ def entmax15_backward(R, G):
             qs += q
         mean = qg / qs
         for j in range(k):
-            q = math.sqrt(np.float64(R[i, j]))
-            out[i, j] = q * (G[i, j] - mean)
+            out[i, j] = math.sqrt(np.float64(R[i, j])) * (G[i, j] - mean)
     return out

@@ -13,7 +13,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from .assignment import SOFTMAX, assign_block, block_argmin, load_block, soft_buffers
+from .assignment import SOFTMAX, assign_block, load_gaps, soft_buffers
 from .chunks import BLOCK_ROWS, chunk_bounds, n_chunks
 from .distances import distance_buffers, prepare_centers, sqdist_rows
 
@@ -40,8 +40,7 @@ def center_scatter(X, C, w, sigma, mode, chosen):
         for b in range(start, stop, BLOCK_ROWS):
             e = min(stop, b + BLOCK_ROWS)
             sqdist_rows(X, b, e, mu, Ct, cnorm, xbuf, D)
-            load_block(D, e - b, E)
-            block_argmin(E, e - b, emin, arg)
+            load_gaps(D, e - b, E, emin, arg)
             assign_block(mode, E, e - b, sigma, emin, arg, R, F, work)
             for i in range(b, e):
                 wi = w[i] if w.shape[0] else 1.0

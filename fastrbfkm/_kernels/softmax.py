@@ -28,20 +28,24 @@ _UNBIAS = 2.0**-54
 
 
 @njit(cache=True, fastmath={"contract"})
-def neg_exp(a, out, work):
-    """``out[j] = exp(-a[j])`` for ``a[j] >= 0``: exactly 0 once ``a[j]``
-    reaches ``EXP_UNDERFLOW``, else within 2 ulp of the C library's ``exp``.
+def neg_exp(gap, scale, out, work):
+    """``out[j] = exp(-a)`` with ``a = gap[j] * scale`` for ``gap[j] >= 0``
+    (``a = 0`` for a zero gap, even when ``scale`` overflowed): exactly 0
+    once ``a`` reaches ``EXP_UNDERFLOW``, else within 2 ulp of the C
+    library's ``exp`` of the rounded ``a``.
 
     Written so that the compiler vectorizes it (libm's ``exp`` is one scalar
     call per entry): range reduction and a polynomial in one loop, the power
     of two assembled from the bits of the rounded exponent in a second (in
     ``work``, float64 of the same length), the product in a third. ``out``
-    and ``work`` must not overlap ``a`` or each other. A whole block of rows
+    and ``work`` must not overlap ``gap`` or each other. A whole block of rows
     is one call (flattened), so short rows cost no per-row loop set-up.
     """
-    m = a.shape[0]
+    m = gap.shape[0]
     for j in range(m):
-        x = -min(a[j], EXP_UNDERFLOW)
+        g = gap[j]
+        a = g * scale if g > 0.0 else 0.0
+        x = -min(a, EXP_UNDERFLOW)
         t = x * _LOG2E + _SHIFTER
         q = t - _SHIFTER
         r = x - q * _LN2_HI - q * _LN2_LO
@@ -58,7 +62,7 @@ def neg_exp(a, out, work):
         p = p * r + 0.5
         p = p * r + 1.0
         p = p * r + 1.0
-        out[j] = p if a[j] < EXP_UNDERFLOW else 0.0
+        out[j] = p if a < EXP_UNDERFLOW else 0.0
         work[j] = t
     bits = work.view(np.int64)
     for j in range(m):
@@ -69,25 +73,18 @@ def neg_exp(a, out, work):
 
 @njit(cache=True, fastmath={"reassoc", "contract", "nsz"})
 def softmax_block(E, m, emin, sigma, R, F, work):
-    """Softmax(-E / sigma) of the first ``m`` rows of the block ``E`` into
-    ``R``, and each row's free energy
-    ``emin - sigma * log(sum_k exp(-(e_k - emin) / sigma))`` into ``F``.
+    """Softmax(-(emin + E) / sigma) of the first ``m`` rows of the block of
+    energy gaps ``E`` (``>= 0``) into ``R``, and each row's free energy
+    ``emin - sigma * log(sum_k exp(-E_k / sigma))`` into ``F``.
 
-    ``E``, ``R`` and ``work`` are C-contiguous float64 ``(rows, k)`` arrays
-    (``E`` is overwritten with the scaled gaps); ``emin`` holds the rows'
-    minima. The exponentials of all ``m * k`` entries are one vector call,
-    and every loop here is vectorized (the row sums in SIMD lanes).
+    ``E``, ``R`` and ``work`` are C-contiguous float64 ``(rows, k)`` arrays;
+    ``emin`` holds the rows' minima. The exponentials of all ``m * k``
+    entries are one vector call, and every loop here is vectorized (the row
+    sums in SIMD lanes).
     """
     k = E.shape[1]
-    inv_sigma = 1.0 / sigma
-    for r in range(m):
-        em = emin[r]
-        for j in range(k):
-            a = E[r, j] - em
-            # ties give exactly 0 even when 1 / sigma overflows
-            E[r, j] = a * inv_sigma if a > 0.0 else 0.0
     size = m * k
-    neg_exp(E.ravel()[:size], R.ravel()[:size], work.ravel()[:size])
+    neg_exp(E.ravel()[:size], 1.0 / sigma, R.ravel()[:size], work.ravel()[:size])
     for r in range(m):
         total = 0.0
         for j in range(k):
@@ -98,9 +95,10 @@ def softmax_block(E, m, emin, sigma, R, F, work):
         F[r] = emin[r] - sigma * math.log(total)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, fastmath={"reassoc", "contract", "nsz"})
 def softmax_backward(R, G):
-    """Vector-Jacobian product of softmax: ``g_z = r * (g - sum(r * g))`` row-wise."""
+    """Vector-Jacobian product of softmax: ``g_z = r * (g - sum(r * g))``
+    row-wise (rows in parallel, each row's loops vectorized)."""
     n, k = R.shape
     out = np.empty_like(R)
     for i in prange(n):

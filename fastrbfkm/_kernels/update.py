@@ -13,8 +13,7 @@ from numba import njit, prange
 from .assignment import (
     HARD,
     assign_block,
-    block_argmin,
-    load_block,
+    load_gaps,
     one_hot,
     out_of_reach,
     row_argmin,
@@ -189,7 +188,7 @@ def block_stats(X, C, w, sigma, mode, with_stats):
                     direct_row(X, i, mu, Ct, D[i - b])
                 g = m % cap
                 for j in range(k):
-                    E[g, j] = D[i - b, j]
+                    E[g, j] = D[i - b, j] - dmin
                 emin[g] = dmin
                 arg[g] = win
                 rows[m] = i
@@ -266,8 +265,7 @@ def reconstruct(X, C, sigma, mode):
         for b in range(start, stop, BLOCK_ROWS):
             e = min(stop, b + BLOCK_ROWS)
             sqdist_rows(X, b, e, mu, Ct, cnorm, xbuf, D)
-            load_block(D, e - b, E)
-            block_argmin(E, e - b, emin, arg)
+            load_gaps(D, e - b, E, emin, arg)
             assign_block(mode, E, e - b, sigma, emin, arg, R, F, work)
             np.dot(R[: e - b], C64, acc[: e - b])
             for i in range(b, e):
