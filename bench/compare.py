@@ -3,13 +3,19 @@
 Usage: ``python bench/compare.py [--repeats 5] [--out compare.md] [--shapes small]
 [--section all|cpu|gpu]``
 
-Per Lloyd iteration from the same initial centers: one ``X @ C.T`` GEMM (the
-machine's limit), our fused hard pass (assignment, sufficient statistics and
-inertia), scikit-learn's ``KMeans(algorithm="lloyd")`` and faiss-cpu's
-``Kmeans`` (each fitted for a few iterations and divided by the count), our
-fused soft steps (softmax at a high temperature; entmax15 at a high one and
-at a low one where nearly every row is one-hot), and the PyTorch CPU soft
-step (cdist + softmax or the entmax package's entmax15 + matmul). Runs
+Per Lloyd iteration from the same initial centers: one ``X @ C.T`` GEMM and
+two GEMMs (``X @ C.T`` and ``R.T @ X``: the machine's limit for a soft step),
+our fused hard pass (assignment, sufficient statistics and inertia), the
+whole hard fit as users see it (``RBFKMeans(assignment="hard", init=C,
+n_init=1, max_iter=10, tol=0).fit(X)`` divided by ``n_iter_``, validation,
+setup and final labels included) against scikit-learn's
+``KMeans(algorithm="lloyd")`` fitted the same way, faiss-cpu's ``Kmeans``
+(fitted for a few iterations and divided by the count), our fused soft steps
+(softmax at a high temperature; entmax15 at a high one and at a low one where
+nearly every row is one-hot), and the PyTorch CPU soft step (cdist + softmax
+or the entmax package's entmax15 + matmul). A summary table gives the ratios
+the soft path is tuned against, then ``entmax15(Z)`` alone and the PyTorch
+layer's forward + backward (:mod:`torch_loss`). Runs
 alternate between the contenders so that the machine's noise hits all
 alike, with a short pause before each run so that the thread pools of the
 previous one (which spin for a while after a call) have gone idle; the table
@@ -30,6 +36,7 @@ import time
 import numpy as np
 from gpu_compare import gpu_present, gpu_section
 
+from fastrbfkm import RBFKMeans
 from fastrbfkm import _kernels as K
 from fastrbfkm import entmax15 as fk_entmax15
 from fastrbfkm._threads import one_blas_thread
@@ -59,8 +66,10 @@ def contenders(X, C, torch, faiss, entmax):
     two = np.partition(D, 1, axis=1)[:, :2]
     cold = float(np.quantile(two[:, 1] - two[:, 0], 0.01)) / 2
     stats = one_blas_thread(K.block_stats)  # as the library's entry points run it
+    R = np.random.default_rng(1).random((n, k)).astype(X.dtype)
     cases = {
         "GEMM X @ C.T": lambda: X @ C.T,
+        "two GEMMs": lambda: (X @ C.T, R.T @ X),
         "ours hard": lambda: stats(X, C, w, 0.0, K.HARD, True),
         "ours softmax": lambda: stats(X, C, w, hot, K.SOFTMAX, True),
         "ours entmax15 hot": lambda: stats(X, C, w, hot, K.ENTMAX15, True),
@@ -68,10 +77,15 @@ def contenders(X, C, torch, faiss, entmax):
     }
     from sklearn.cluster import KMeans
 
-    def sklearn_iteration():
-        km = KMeans(k, init=C, n_init=1, max_iter=5, tol=0.0, algorithm="lloyd").fit(X)
+    def fit_iteration():
+        km = RBFKMeans(k, assignment="hard", init=C, n_init=1, max_iter=10, tol=0.0).fit(X)
         return km.n_iter_
 
+    def sklearn_iteration():
+        km = KMeans(k, init=C, n_init=1, max_iter=10, tol=0.0, algorithm="lloyd").fit(X)
+        return km.n_iter_
+
+    cases["ours hard fit"] = fit_iteration
     cases["scikit-learn lloyd"] = sklearn_iteration
     if faiss is not None and X.dtype == np.float32:
 
@@ -101,6 +115,23 @@ def contenders(X, C, torch, faiss, entmax):
         if entmax is not None:
             cases["torch entmax15 step"] = lambda: torch_step(lambda Z: entmax.entmax15(Z, dim=1))
     return cases
+
+
+def summary_row(n, d, k, dtype, t):
+    """The ratios the soft path is tuned against, from one shape's medians."""
+
+    def ratio(a, b):
+        return f"{t[a] / t[b]:.2f}" if a in t and b in t else "-"
+
+    return (
+        f"| {n}, {d}, {k} | {np.dtype(dtype).name} | {1e3 * t['two GEMMs']:.1f} "
+        f"| {ratio('ours softmax', 'ours hard')} | {ratio('ours softmax', 'two GEMMs')} "
+        f"| {ratio('ours entmax15 hot', 'ours softmax')} "
+        f"| {ratio('ours entmax15 cold', 'ours hard')} "
+        f"| {ratio('ours softmax', 'torch softmax step')} "
+        f"| {ratio('ours entmax15 hot', 'torch entmax15 step')} "
+        f"| {ratio('ours hard fit', 'scikit-learn lloyd')} |"
+    )
 
 
 def measure(cases, repeats, gap=0.2):
@@ -149,6 +180,12 @@ def main() -> None:
         "| n, d, k | dtype | case | median ms | GFLOP/s | ours hard / it | ours / it |",
         "|---|---|---|---|---|---|---|",
     ]
+    summary = [
+        "| n, d, k | dtype | two GEMMs ms | softmax / hard | softmax / two GEMMs "
+        "| entmax15 hot / softmax | entmax15 cold / hard | softmax / torch "
+        "| entmax15 / torch + entmax | hard fit / scikit-learn fit |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for n, d, k in SHAPES[args.shapes]:
         for dtype in (np.float32, np.float64):
             rng = np.random.default_rng(0)
@@ -164,6 +201,8 @@ def main() -> None:
                         if "softmax" in name
                         else ("ours entmax15 hot" if "entmax" in name else "ours hard")
                     )
+                    if name == "scikit-learn lloyd":
+                        mine = "ours hard fit"
                     ours = f"{result[mine] / t:.2f}"
                 lines.append(
                     f"| {n}, {d}, {k} | {np.dtype(dtype).name} | {name} | "
@@ -171,6 +210,7 @@ def main() -> None:
                     f"{result['ours hard'] / t:.2f} | {ours} |"
                 )
             print("\n".join(lines[-len(result) :]), flush=True)
+            summary.append(summary_row(n, d, k, dtype, result))
     entmax_alone = []
     if entmax is not None:
         Z = np.random.default_rng(1).normal(size=(200_000, 64)).astype(np.float32)
@@ -187,16 +227,29 @@ def main() -> None:
         entmax_alone += [f"| {name} | {1e3 * t:.1f} |" for name, t in r.items()]
         entmax_alone.append(
             f"\nours / entmax package: "
-            f"{r['ours entmax15(Z)'] / r['entmax package entmax15(Z)']:.3f}"
+            f"{r['ours entmax15(Z)'] / r['entmax package entmax15(Z)']:.3f}; "
+            f"ours / torch softmax(Z): {r['ours entmax15(Z)'] / r['torch softmax(Z)']:.2f}"
         )
         print("\n".join(entmax_alone))
+    layer = []
+    if torch is not None:
+        from torch_loss import table
+
+        layer = ["", "PyTorch layer, forward + backward, 4096 x 64, k = 64, CPU:", ""]
+        layer += table(21)
+        print("\n".join(layer))
+    print("\n".join(summary))
     text = (
         "Columns: 'ours hard / it' is our fused hard pass divided by this row's time; "
         "'ours / it' our matching step (hard, softmax or entmax15 at the same sigma) "
-        "divided by this peer's.\n\n"
+        "divided by this peer's ('ours hard fit' for scikit-learn's fit).\n\n"
         + "\n".join(lines)
+        + "\n\nRatios of medians (ours over the other):\n\n"
+        + "\n".join(summary)
         + "\n"
         + "\n".join(entmax_alone)
+        + "\n"
+        + "\n".join(layer)
         + "\n".join(gpu_lines)
     )
     with open(args.out, "w") as f:

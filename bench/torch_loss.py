@@ -13,13 +13,13 @@ import torch
 from fastrbfkm.torch import rbf_kmeans_loss
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--repeats", type=int, default=21)
-    args = parser.parse_args()
+def table(repeats: int) -> list[str]:
+    """The markdown table: medians of ``repeats`` alternating runs."""
     g = torch.Generator().manual_seed(0)
-    print("| dtype | assignment | numba ms | torch ms | numba / torch |")
-    print("|---|---|---|---|---|")
+    lines = [
+        "| dtype | assignment | numba ms | torch ms | numba / torch |",
+        "|---|---|---|---|---|",
+    ]
     for dtype in (torch.float32, torch.float64):
         X = torch.randn(4096, 64, generator=g, dtype=dtype, requires_grad=True)
         C = torch.randn(64, 64, generator=g, dtype=dtype, requires_grad=True)
@@ -33,16 +33,24 @@ def main() -> None:
             times = {"numba": [], "torch": []}
             for backend in times:
                 run(backend)
-            for _ in range(args.repeats):
+            for _ in range(repeats):
                 for backend, ts in times.items():
                     start = time.perf_counter()
                     run(backend)
                     ts.append(time.perf_counter() - start)
             a, b = np.median(times["numba"]), np.median(times["torch"])
-            print(
+            lines.append(
                 f"| {str(dtype).split('.')[-1]} | {assignment} | {1e3 * a:.2f} | "
                 f"{1e3 * b:.2f} | {a / b:.2f} |"
             )
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--repeats", type=int, default=21)
+    args = parser.parse_args()
+    print("\n".join(table(args.repeats)))
 
 
 if __name__ == "__main__":

@@ -43,7 +43,8 @@ from .seeding import initial_centers
 def _moments_block(X, w, offset, weighted):
     """``(W, mean, W * cov)`` of a block, float64, by sub-blocks (no float64 copy)."""
     n, d = X.shape
-    weights = w if (weighted and w.size) else np.ones(n)
+    unit = not (weighted and w.size)
+    weights = np.ones(n) if unit else w
     total = float(weights.sum())
     mean = np.zeros(d)
     step = 65536
@@ -52,8 +53,9 @@ def _moments_block(X, w, offset, weighted):
     mean /= total if total > 0 else 1.0
     scatter = np.zeros((d, d))
     for s in range(0, n, step):
-        Xc = X[s : s + step].astype(np.float64) - mean
-        scatter += Xc.T @ (weights[s : s + step, None] * Xc)
+        Xc = X[s : s + step].astype(np.float64)
+        Xc -= mean
+        scatter += Xc.T @ (Xc if unit else weights[s : s + step, None] * Xc)
     return total, mean, scatter
 
 

@@ -322,8 +322,11 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
         mode = ASSIGNMENTS[self.assignment]
         k = int(self.n_clusters)
         rng = check_random_state(self.random_state)
-        # scikit-learn's tolerance: tol times the mean (unweighted) feature variance.
-        tol = float(np.trace(rows.moments(weighted=False)[1])) / d * self.tol
+        # scikit-learn's tolerance: tol times the mean (unweighted) feature
+        # variance (a pass over the data, skipped when tol is 0).
+        tol = 0.0
+        if self.tol > 0:
+            tol = float(np.trace(rows.moments(weighted=False)[1])) / d * self.tol
         n_init = int(self.n_init)
         if not isinstance(self.init, str) and n_init != 1:
             warnings.warn(
