@@ -17,7 +17,7 @@ from .distances import (
     prepare_centers,
     sqdist_rows,
 )
-from .entmax import entmax15_block, half_gap
+from .entmax import entmax15_block
 from .softmax import EXP_UNDERFLOW, softmax_block
 
 HARD = 0
@@ -106,35 +106,43 @@ def assign_block(mode, E, m, sigma, emin, arg, R, F, work):
         entmax15_block(E, m, emin, sigma, R, F, work)
 
 
+#: Entmax15 keeps an entry whose scaled gap is at most 1: below this.
+_ENTMAX_REACH = np.nextafter(1.0, 2.0)
+
+
 @njit(cache=True)
-def out_of_reach(mode, emin, value, sigma):
+def reach(mode, sigma):
+    """``(scale, limit)``: an entry with energy gap ``g > 0`` over its row's
+    minimum can get a nonzero responsibility iff ``g * scale < limit``, as
+    the block functions compute it (softmax: ``exp(-g / sigma)`` has not
+    underflowed to 0; entmax15: the half gap ``g / (2 sigma)`` is at most 1,
+    a candidate)."""
+    if mode == SOFTMAX:
+        return 1.0 / sigma, EXP_UNDERFLOW
+    return 0.5 / sigma, _ENTMAX_REACH
+
+
+@njit(cache=True)
+def out_of_reach(emin, value, scale, limit):
     """Whether an energy ``value >= emin`` gets exactly zero responsibility
-    in a row whose minimum is ``emin``, as the row functions decide it
-    (entmax15: not a candidate, its half gap exceeds 1; softmax: its
-    exponential underflows to 0). A row whose other entries are all out of
-    reach is exactly one-hot, with free energy ``emin``."""
-    if mode == SOFTMAX:
-        return (value - emin) / sigma >= EXP_UNDERFLOW
-    return half_gap(value, emin, sigma) > 1.0
+    in a row whose minimum is ``emin`` (``scale, limit`` from :func:`reach`).
+    A row whose other entries are all out of reach is exactly one-hot, with
+    free energy ``emin``."""
+    g = value - emin
+    return g > 0.0 and not g * scale < limit
 
 
 @njit(cache=True)
-def one_hot(mode, e, emin, arg, sigma):
-    """Whether every entry of row ``e`` but its argmin ``arg`` is out of reach
-    (:func:`out_of_reach`, with entmax15's half gap written out so that the
-    scale ``0.5 / sigma`` is formed once per row: the same products)."""
-    if mode == SOFTMAX:
-        for j in range(e.shape[0]):
-            if j != arg and not out_of_reach(mode, emin, np.float64(e[j]), sigma):
-                return False
-        return True
-    scale = 0.5 / sigma
+def one_hot(e, emin, scale, limit):
+    """Whether every entry of row ``e`` but one (its argmin, of energy
+    ``emin``) is out of reach (:func:`out_of_reach`): a branch-free count of
+    the entries within reach, vectorized."""
+    within = 0
     for j in range(e.shape[0]):
-        # half_gap(v) > 1 is (v - emin) * scale > 1 when v > emin, and false
-        # otherwise; the product below is <= 0 or NaN exactly then.
-        if j != arg and not (np.float64(e[j]) - emin) * scale > 1.0:
-            return False
-    return True
+        g = np.float64(e[j]) - emin
+        a = g * scale if g > 0.0 else 0.0
+        within += a < limit
+    return within == 1
 
 
 @njit(cache=True, parallel=True)

@@ -60,16 +60,6 @@ def _sorted_threshold(g, m):
     return mean_star - math.sqrt(max(delta_star, 0.0))
 
 
-@njit(cache=True)
-def half_gap(value, emin, sigma):
-    """``g = (value - emin) / (2 sigma) >= 0``, i.e. minus the shifted half-logit.
-
-    Exact ties give 0 even when ``1 / (2 sigma)`` overflows (subnormal sigma).
-    """
-    a = value - emin
-    return a * (0.5 / sigma) if a > 0.0 else 0.0
-
-
 @njit(cache=True, fastmath={"reassoc", "contract", "nsz"})
 def _newton_threshold(v):
     """The threshold without sorting, when it can be certified.
@@ -79,19 +69,24 @@ def _newton_threshold(v):
     (where ``f >= 1``) rises monotonically to the root, so every iterate's
     set ``S = {v > tau}`` contains the support. At each iterate the
     sort-based formula is evaluated on S, ``tau_S = mean_S - sqrt(delta_S)``;
-    if every member of S is ``>= tau_S`` then S is the support and ``tau_S``
+    if no member of S is below ``tau_S`` then S is the support and ``tau_S``
     is exactly the threshold the sorted walk returns (``tau_{rho*}`` with
-    ``rho* = |S|``). Written branch-free, so that every step is one
-    vectorized pass over the row (entries below -1 never enter S). Returns
-    ``(tau, certified)``.
+    ``rho* = |S|``). That check is counted during the next step's pass, so
+    that every pass is one branch-free, vectorized loop over the row of sums
+    and counts (entries below -1 never enter S). Returns ``(tau,
+    certified)``.
     """
     k = v.shape[0]
     tau = -1.0
-    for _ in range(_NEWTON_STEPS):
+    # the previous iterate and its tau_S, checked in the next pass
+    lo = np.inf
+    hi = -np.inf
+    stalled = False
+    for _ in range(_NEWTON_STEPS + 1):
         count = 0.0
         s1 = 0.0
         s2 = 0.0
-        vmin = 0.0
+        below = 0.0
         for j in range(k):
             x = v[j]
             inside = x > tau
@@ -99,24 +94,26 @@ def _newton_threshold(v):
             count += 1.0 if inside else 0.0
             s1 += y
             s2 += y * y
-            vmin = min(vmin, y)
+            below += 1.0 if (x > lo and x < hi) else 0.0
+        if below == 0.0 and hi > -np.inf:
+            return hi, True
+        if stalled:
+            break
         inv = 1.0 / count
         mean = s1 * inv
         delta = (1.0 - s2) * inv + mean * mean
-        if delta >= 0.0:
-            tau_s = mean - math.sqrt(delta)
-            if vmin >= tau_s:
-                return tau_s, True
+        lo = tau
+        hi = mean - math.sqrt(delta) if delta >= 0.0 else -np.inf
         # Newton step on f(tau) - 1 over S (f' = -2 sum (v - tau)), a lower
         # bound like tau; so is mean_S - 1 / sqrt(|S|), by Cauchy-Schwarz
         # (f(tau) >= |S| (mean_S - tau)^2 when S = {v > tau}). Take the larger.
         f = s2 - 2.0 * tau * s1 + count * tau * tau
         slope = s1 - count * tau
         new = max(tau + (f - 1.0) / (2.0 * slope), mean - math.sqrt(inv))
-        if not new > tau:
-            break
-        tau = new
-    return tau, False
+        # Stalled: one more pass at the same tau only checks this tau_S.
+        stalled = not new > tau
+        tau = tau if stalled else new
+    return lo, False
 
 
 @njit(cache=True, fastmath={"reassoc", "contract", "nsz"})
@@ -127,7 +124,7 @@ def entmax15_block(E, m, emin, sigma, R, F, work):
     ``F``.
 
     ``E``, ``R`` and ``work`` are float64 ``(rows, k)`` arrays; ``emin``
-    holds the rows' minima. Per row: the half-logits ``v = -half_gap`` in
+    holds the rows' minima. Per row: the half-logits ``v = -E / (2 sigma)`` in
     one pass, the certified Newton threshold (:func:`_newton_threshold`),
     the sorted walk over the candidates only when Newton cannot certify, and
     the responsibilities and energies in one more pass; all but the rare
@@ -140,7 +137,7 @@ def entmax15_block(E, m, emin, sigma, R, F, work):
         v = work[s]
         for j in range(k):
             a = e[j]
-            # -half_gap: exact ties give 0 even when the scale overflows
+            # exact ties give 0 even when the scale overflows
             v[j] = -(a * scale) if a > 0.0 else 0.0
         tau, certified = _newton_threshold(v)
         if not certified:

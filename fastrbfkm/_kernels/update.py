@@ -16,6 +16,7 @@ from .assignment import (
     load_gaps,
     one_hot,
     out_of_reach,
+    reach,
     row_argmin,
     soft_buffers,
 )
@@ -143,6 +144,7 @@ def block_stats(X, C, w, sigma, mode, with_stats):
     S_part = np.zeros((chunks, k, d) if with_stats else (chunks, 0, 0))
     sum_part = np.zeros((chunks, N_SUMMARY))
     gemm = with_stats and not hard  # soft rows' S by a matrix product
+    scale, limit = reach(mode, sigma if not hard else 1.0)
     cap = soft_rows(k)
     for c in prange(chunks):
         start, stop = chunk_bounds(n, chunks, c)
@@ -167,10 +169,10 @@ def block_stats(X, C, w, sigma, mode, with_stats):
                 if direct:
                     dmin = np.float64(best[i - b])
                     win = nearest[i - b]
-                    lone = hard or out_of_reach(mode, dmin, np.float64(second[i - b]), sigma)
+                    lone = hard or out_of_reach(dmin, np.float64(second[i - b]), scale, limit)
                 else:
                     dmin, win = row_argmin(D[i - b])
-                    lone = hard or one_hot(mode, D[i - b], dmin, win, sigma)
+                    lone = hard or one_hot(D[i - b], dmin, scale, limit)
                 if lone:
                     # One-hot rows (every row when hard; at low temperature
                     # most): free energy dmin, accumulate at the winner only.
