@@ -11,10 +11,12 @@ from numba import njit, prange
 from .chunks import BLOCK_ROWS, chunk_bounds, n_chunks
 from .distances import (
     DIRECT_MAX,
+    column_buffers,
     distance_buffers,
     nearest_buffers,
     nearest_rows,
     prepare_centers,
+    sqdist_cols,
     sqdist_rows,
 )
 from .entmax import entmax15_block
@@ -164,20 +166,18 @@ def hard_assign(X, C, w, with_mind=True):
     partial = np.zeros(chunks)
     for c in prange(chunks):
         start, stop = chunk_bounds(n, chunks, c)
-        xbuf, D = distance_buffers(X, k)
+        xbuf, _ = distance_buffers(X, 0)
         xt, dist, best, second, nearest = nearest_buffers(X)
+        Cs, DT = column_buffers(X, Ct)
         acc = 0.0
         for b in range(start, stop, BLOCK_ROWS):
             e = min(stop, b + BLOCK_ROWS)
             if direct:
                 nearest_rows(X, b, e, mu, Ct, xt, dist, best, second, nearest)
             else:
-                sqdist_rows(X, b, e, mu, Ct, cnorm, xbuf, D)
+                sqdist_cols(X, b, e, mu, Cs, cnorm, xbuf, DT, best, nearest)
             for i in range(b, e):
-                if direct:
-                    dmin, arg = np.float64(best[i - b]), nearest[i - b]
-                else:
-                    dmin, arg = row_argmin(D[i - b])
+                dmin, arg = np.float64(best[i - b]), nearest[i - b]
                 labels[i] = arg
                 if with_mind:
                     mind[i] = dmin

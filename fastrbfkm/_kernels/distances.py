@@ -115,6 +115,62 @@ def sqdist_rows(X, start, stop, mu, Ct, cnorm, xbuf, out):
 
 
 @njit(cache=True)
+def column_buffers(X, Ct):
+    """Work arrays of :func:`sqdist_cols`: ``(Cs, DT)``, the shifted centers
+    ``(k, d)`` (``Ct`` transposed) and the transposed distance block
+    ``(k, BLOCK_ROWS)``, in X's dtype."""
+    d, k = Ct.shape
+    Cs = np.empty((k, d), dtype=X.dtype)
+    for j in range(k):
+        for t in range(d):
+            Cs[j, t] = Ct[t, j]
+    return Cs, np.empty((k, BLOCK_ROWS), dtype=X.dtype)
+
+
+@njit(cache=True)
+def sqdist_cols(X, start, stop, mu, Cs, cnorm, xbuf, DT, best, arg):
+    """:func:`sqdist_rows` transposed, with each row's nearest center.
+
+    The squared distances of rows ``start:stop`` (at most ``BLOCK_ROWS``)
+    go to ``DT[:, :stop-start]`` (``(k, BLOCK_ROWS)``, X's dtype) as one
+    BLAS product ``Cs @ xbuf.T``; in the same sweep, clamped at zero column
+    by column, each row's nearest center (ties to the lowest index) and its
+    squared distance go to ``arg`` and ``best``. Every step runs across the
+    rows in SIMD lanes, the running minima as selects, not branches (a row
+    at a time, the argmin was a chain of dependent compares). ``Cs`` is
+    from :func:`column_buffers`. Entries past ``stop - start`` are garbage.
+    """
+    d = X.shape[1]
+    k = Cs.shape[0]
+    m = stop - start
+    block = xbuf.shape[0]
+    norms = np.zeros(block)
+    for r in range(block):
+        if r < m:
+            acc = 0.0
+            for t in range(d):
+                v = X[start + r, t] - mu[t]
+                xbuf[r, t] = v
+                acc += np.float64(v) * v
+            norms[r] = acc
+        else:
+            for t in range(d):
+                xbuf[r, t] = 0.0
+    np.dot(Cs, xbuf.T, DT)
+    for r in range(block):
+        best[r] = np.inf
+        arg[r] = 0
+    for j in range(k):
+        cj = np.float64(cnorm[j])
+        for r in range(block):
+            s = norms[r] + cj - 2.0 * DT[j, r]
+            DT[j, r] = s if s > 0.0 else 0.0
+            closer = DT[j, r] < best[r]
+            best[r] = DT[j, r] if closer else best[r]
+            arg[r] = j if closer else arg[r]
+
+
+@njit(cache=True)
 def nearest_buffers(X):
     """Per-chunk work arrays of :func:`nearest_rows`: ``(xt, dist, best, second, arg)``."""
     block = np.empty(BLOCK_ROWS, dtype=X.dtype)

@@ -23,11 +23,13 @@ from .assignment import (
 from .chunks import BLOCK_ROWS, chunk_bounds, n_chunks
 from .distances import (
     DIRECT_MAX,
+    column_buffers,
     direct_row,
     distance_buffers,
     nearest_buffers,
     nearest_rows,
     prepare_centers,
+    sqdist_cols,
     sqdist_rows,
 )
 
@@ -150,6 +152,11 @@ def block_stats(X, C, w, sigma, mode, with_stats):
         start, stop = chunk_bounds(n, chunks, c)
         xbuf, D = distance_buffers(X, k)
         xt, dist, best, second, nearest = nearest_buffers(X)
+        if hard and not direct:
+            Cs, DT = column_buffers(X, Ct)
+        else:
+            Cs = np.empty((0, d), dtype=X.dtype)
+            DT = np.empty((0, 0), dtype=X.dtype)
         E, R, work, emin, arg, F = soft_buffers(0 if hard else k, cap)
         rows = np.empty(BLOCK_ROWS, dtype=np.int64)
         Rg = np.empty((BLOCK_ROWS if gemm else 0, k), dtype=X.dtype)
@@ -160,19 +167,24 @@ def block_stats(X, C, w, sigma, mode, with_stats):
         acc = sum_part[c]
         for b in range(start, stop, BLOCK_ROWS):
             e = min(stop, b + BLOCK_ROWS)
+            # Distances, and each row's nearest center: for hard rows
+            # transposed, so that the argmin runs across rows in SIMD lanes;
+            # for soft rows row by row, so that they are gathered contiguously.
             if direct:
                 nearest_rows(X, b, e, mu, Ct, xt, dist, best, second, nearest)
+            elif hard:
+                sqdist_cols(X, b, e, mu, Cs, cnorm, xbuf, DT, best, nearest)
             else:
                 sqdist_rows(X, b, e, mu, Ct, cnorm, xbuf, D)
             m = 0  # soft rows of this block, gathered into groups of cap rows
             for i in range(b, e):
-                if direct:
+                if direct or hard:
                     dmin = np.float64(best[i - b])
                     win = nearest[i - b]
                     lone = hard or out_of_reach(dmin, np.float64(second[i - b]), scale, limit)
                 else:
                     dmin, win = row_argmin(D[i - b])
-                    lone = hard or one_hot(D[i - b], dmin, scale, limit)
+                    lone = one_hot(D[i - b], dmin, scale, limit)
                 if lone:
                     # One-hot rows (every row when hard; at low temperature
                     # most): free energy dmin, accumulate at the winner only.
@@ -186,9 +198,9 @@ def block_stats(X, C, w, sigma, mode, with_stats):
                         for t in range(d):
                             S[win, t] += wi * X[i, t]
                     continue
+                g = m % cap
                 if direct:  # the row's distances were not formed yet
                     direct_row(X, i, mu, Ct, D[i - b])
-                g = m % cap
                 for j in range(k):
                     E[g, j] = D[i - b, j] - dmin
                 emin[g] = dmin
