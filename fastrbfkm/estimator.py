@@ -426,7 +426,9 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
             # annealed rows (in memory), then Lloyd and the swaps on every row
             # when those were a sample.
             for source in [guide] if guide.n == rows.n else [guide, rows]:
-                lloyd = run_lloyd(source, C, int(self.max_iter), tol)
+                # A hard fit's last Lloyd run is measured by the final assignment.
+                last = mode == K.HARD and source is rows
+                lloyd = run_lloyd(source, C, int(self.max_iter), tol, measure=not last)
                 if mode != K.HARD:
                     lloyd = improve_by_swaps(source, lloyd, int(self.max_iter), tol)
                     if guides and source is guide:  # sequential: rows in memory only

@@ -51,14 +51,19 @@ def update_centers(rows: Rows, C: np.ndarray, N: np.ndarray, S: np.ndarray) -> n
     return new.astype(rows.dtype, copy=False)
 
 
-def run_lloyd(rows: Rows, C: np.ndarray, max_iter: int, tol: float) -> LloydResult:
+def run_lloyd(
+    rows: Rows, C: np.ndarray, max_iter: int, tol: float, measure: bool = True
+) -> LloydResult:
     """Lloyd's algorithm over a rows source.
 
     ``tol`` is absolute: iteration stops when the sum of squared center
     shifts is ``<= tol`` or after ``max_iter`` iterations. scikit-learn also
     stops when the labels no longer change; the centers are then the same
     means of the same cells, so the shift is exactly 0 and this rule stops at
-    the same iteration without keeping the labels of every row.
+    the same iteration without keeping the labels of every row. With
+    ``measure`` False the final inertia pass is skipped (a caller that
+    assigns the rows to the result next measures it there): the result's
+    inertia is then NaN and its counts empty.
     """
     n_iter = 0
     for n_iter in range(1, max_iter + 1):  # noqa: B007 (n_iter is the result)
@@ -68,6 +73,8 @@ def run_lloyd(rows: Rows, C: np.ndarray, max_iter: int, tol: float) -> LloydResu
         C = new
         if shift <= tol:
             break
+    if not measure:
+        return LloydResult(C, float("nan"), n_iter, np.zeros(0, dtype=np.int64))
     inertia, counts = rows.inertia(C)
     return LloydResult(C, inertia, n_iter, counts)
 

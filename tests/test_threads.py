@@ -116,25 +116,33 @@ WAIT_SCRIPT = textwrap.dedent(
     import os, numpy as np
     import fastrbfkm as fk
     fk.squared_distances(np.ones((10, 2)), np.ones((2, 2)))
-    print(os.environ.get("OMP_WAIT_POLICY"))
+    print(os.environ.get("GOMP_SPINCOUNT"), os.environ.get("OMP_WAIT_POLICY"))
     """
 )
 
 
-def _wait_policy(env):
+def _spin_count(env):
+    """``(the process's GOMP_SPINCOUNT and OMP_WAIT_POLICY after a kernel
+    call, the spin count numba's OpenMP runtime started with)``."""
     out = subprocess.run(
         [sys.executable, "-c", WAIT_SCRIPT],
-        env=dict(env, OMP_DISPLAY_ENV="TRUE", NUMBA_THREADING_LAYER="omp"),
+        env=dict(env, OMP_DISPLAY_ENV="VERBOSE", NUMBA_THREADING_LAYER="omp"),
         capture_output=True,
         text=True,
         check=True,
     )
-    shown = [line for line in out.stderr.splitlines() if "OMP_WAIT_POLICY" in line]
-    return out.stdout.strip(), shown[0].split("=")[1].strip(" '") if shown else None
+    # The last runtime to start is numba's (scikit-learn may load its own first).
+    shown = [line for line in out.stderr.splitlines() if "GOMP_SPINCOUNT" in line]
+    return out.stdout.strip(), shown[-1].split("=")[1].strip(" '") if shown else None
 
 
-def test_openmp_threads_wait_passively_unless_the_user_chose():
-    env = {key: value for key, value in os.environ.items() if key != "OMP_WAIT_POLICY"}
-    # numba's OpenMP runtime starts with PASSIVE; the process environment is left as it was.
-    assert _wait_policy(env) == ("None", "PASSIVE")
-    assert _wait_policy(dict(env, OMP_WAIT_POLICY="ACTIVE")) == ("ACTIVE", "ACTIVE")
+def test_openmp_threads_spin_briefly_unless_the_user_chose():
+    from fastrbfkm._kernels.threads import SPIN_COUNT
+
+    chosen = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")
+    env = {key: value for key, value in os.environ.items() if key not in chosen}
+    # numba's OpenMP runtime starts with a short spin; the environment is left as it was.
+    assert _spin_count(env) == ("None None", str(SPIN_COUNT))
+    # A wait policy or a spin count the user chose is theirs.
+    assert _spin_count(dict(env, OMP_WAIT_POLICY="ACTIVE"))[1] == "30000000000"
+    assert _spin_count(dict(env, GOMP_SPINCOUNT="12345")) == ("12345 None", "12345")

@@ -15,14 +15,20 @@ The limit is set from Python around the call because numba cannot cache a
 compiled function that calls ``set_num_threads`` itself.
 
 Larger passes still run in parallel, and their threads must not burn a busy
-core while they wait: GNU OpenMP's workers spin at every barrier unless
-``OMP_WAIT_POLICY=PASSIVE``, which on a loaded machine made a 100000 x 16
-fit 10-20x slower than on one thread. Unless the user set the variable,
-numba's threads are started (at the first kernel call, not at import) with
-``OMP_WAIT_POLICY=PASSIVE`` in the environment, which is restored right
-after: GNU OpenMP reads it once, when numba loads it. Set
-``OMP_WAIT_POLICY=ACTIVE`` to keep spinning threads (a few microseconds
-less per pass on a quiet machine).
+core while they wait: GNU OpenMP's workers spin at every barrier for
+``GOMP_SPINCOUNT`` rounds (300000 by default) before they sleep, which on a
+loaded machine made a 100000 x 16 fit 10-20x slower than on one thread. Not
+spinning at all (``OMP_WAIT_POLICY=PASSIVE``) cost the opposite: a sleeping
+worker takes milliseconds to wake on a virtual machine, and each pass starts
+by waking one, so on a quiet machine every parallel pass of a fit took
+about 8 ms longer (a hard pass over 200000 x 32, k = 64: 18 ms against
+10 ms). Unless the user set ``OMP_WAIT_POLICY`` or ``GOMP_SPINCOUNT``,
+numba's threads are therefore started (at the first kernel call, not at
+import) with ``GOMP_SPINCOUNT`` = :data:`SPIN_COUNT` in the environment,
+which is restored right after (GNU OpenMP reads it once, when numba loads
+it): waiting workers spin for well under a millisecond, which bridges the
+gaps between the passes of a fit, then sleep. ``OMP_WAIT_POLICY=ACTIVE``
+keeps them spinning; ``OMP_WAIT_POLICY=PASSIVE`` never spins.
 """
 
 from __future__ import annotations
@@ -46,18 +52,24 @@ def is_small(n: int, row_work: int) -> bool:
     return n < 2 * MIN_CHUNK_ROWS or n * row_work < SERIAL_WORK
 
 
+#: Rounds a waiting OpenMP worker spins before it sleeps (libgomp's default
+#: is 300000; a round is a ``pause`` instruction, tens of nanoseconds).
+SPIN_COUNT = 1000
+
+
 @functools.lru_cache(maxsize=1)
 def start_threads() -> None:
-    """Start numba's threading layer, with passive OpenMP waiting unless the
-    user chose a wait policy (the environment is restored afterwards)."""
-    chosen = "OMP_WAIT_POLICY" in os.environ
+    """Start numba's threading layer, with briefly spinning OpenMP waits
+    unless the user chose a wait policy or a spin count (the environment is
+    restored afterwards)."""
+    chosen = "OMP_WAIT_POLICY" in os.environ or "GOMP_SPINCOUNT" in os.environ
     if not chosen:
-        os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
+        os.environ["GOMP_SPINCOUNT"] = str(SPIN_COUNT)
     try:
         numba.get_num_threads()  # loads the threading layer and starts its threads
     finally:
         if not chosen:
-            del os.environ["OMP_WAIT_POLICY"]
+            del os.environ["GOMP_SPINCOUNT"]
 
 
 def serial_when_small(size: Callable[..., tuple[int, int]]):
