@@ -94,26 +94,28 @@ class _Loss(torch.autograd.Function):
         dtype = _kernel_dtype(X)
         Xn, Cn = _numba_ready(X, dtype), _numba_ready(C, dtype)
         wn = np.empty(0) if w is None else w.detach().to(torch.float64).contiguous().numpy()
-        N, S, summary = K.block_stats(Xn, Cn, wn, sigma, mode, True)
+        xhat = None
+        if ctx.needs_input_grad[0]:  # the reconstruction dF/dx needs, in the same pass
+            N, S, summary, xhat = K.stats_and_reconstruction(Xn, Cn, wn, sigma, mode)
+        else:
+            N, S, summary = K.block_stats(Xn, Cn, wn, sigma, mode, True)
         total = float(wn.sum()) if w is not None else float(X.shape[0])
         ctx.save_for_backward(X, C)
-        ctx.stats = (N, S, total, wn, sigma, mode)
+        ctx.stats = (N, S, total, wn, xhat)
         return torch.tensor(summary[K.OBJECTIVE] / total, dtype=X.dtype)
 
     @staticmethod
     @one_blas_thread
     def backward(ctx, grad):
         X, C = ctx.saved_tensors
-        N, S, total, wn, sigma, mode = ctx.stats
+        N, S, total, wn, xhat = ctx.stats
         grad_X = grad_C = None
         scale = 2.0 * float(grad) / total
         if ctx.needs_input_grad[1]:
             Cd = C.detach().double().numpy()
             grad_C = torch.from_numpy(scale * (N[:, None] * Cd - S)).to(C.dtype)
         if ctx.needs_input_grad[0]:
-            dtype = _kernel_dtype(X)
-            Xn, Cn = _numba_ready(X, dtype), _numba_ready(C, dtype)
-            rows = Xn - K.reconstruct(Xn, Cn, sigma, mode)  # fused: no (n, k) array, no BLAS
+            rows = _numba_ready(X, _kernel_dtype(X)) - xhat
             if wn.size:
                 rows = rows * wn[:, None]
             grad_X = torch.from_numpy(scale * rows).to(X.dtype)

@@ -315,13 +315,16 @@ def test_kmeans_plusplus_kernel(shape, dtype):
 
 @pytest.mark.parametrize("shape", SHAPES)
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
-def test_reconstruct(shape, assignment, dtype):
-    X, C, _ = make_problem(*shape, dtype=dtype, seed=15)
+def test_stats_and_reconstruction(shape, assignment, dtype):
+    X, C, w = make_problem(*shape, dtype=dtype, seed=15)
     mode = {"hard": K.HARD, "softmax": K.SOFTMAX, "entmax15": K.ENTMAX15}[assignment]
-    Xhat = K.reconstruct(X, C, 0.6, mode)
+    N, S, summary, Xhat = K.stats_and_reconstruction(X, C, w, 0.6, mode)
     assert Xhat.dtype == dtype and Xhat.shape == X.shape
     ref = naive.responsibilities(X, C, 0.6, assignment) @ C.astype(np.float64)
     np.testing.assert_allclose(Xhat, ref, rtol=0, atol=10 * tolerance(dtype) * np.abs(C).max())
+    # the statistics are block_stats', bit for bit
+    for a, b in zip((N, S, summary), K.block_stats(X, C, w, 0.6, mode, True), strict=True):
+        np.testing.assert_array_equal(a, b)
 
 
 def test_vectorized_exponential_is_within_two_ulp():

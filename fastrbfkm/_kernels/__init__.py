@@ -35,7 +35,7 @@ removal_costs = serial_when_small(_rows_by_centers)(assignment.removal_costs)
 assign_logits = serial_when_small(_rows_by_columns)(assignment.assign_logits)
 squared_distances = serial_when_small(_rows_by_centers)(distances.squared_distances)
 block_stats = serial_when_small(_rows_by_centers)(update.block_stats)
-reconstruct = serial_when_small(_rows_by_centers)(update.reconstruct)
+stats_and_reconstruction = serial_when_small(_rows_by_centers)(update.stats_and_reconstruction)
 label_stats = serial_when_small(lambda X, labels, w, k: (X.shape[0], X.shape[1] + 1))(
     update.label_stats
 )
@@ -69,10 +69,10 @@ __all__ = [
     "hard_assign",
     "kmeans_plusplus",
     "label_stats",
-    "reconstruct",
     "removal_costs",
     "responsibilities",
     "softmax_backward",
     "squared_distances",
+    "stats_and_reconstruction",
     "transfer_sweeps",
 ]

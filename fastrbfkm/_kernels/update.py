@@ -13,7 +13,6 @@ from numba import njit, prange
 from .assignment import (
     HARD,
     assign_block,
-    load_gaps,
     one_hot,
     out_of_reach,
     reach,
@@ -57,8 +56,8 @@ GEMM_MIN_ROWS = 8
 def _fold_soft(R, m, rows, w, arg, emin, F, acc, N, Rg, offset):
     """Fold the first ``m`` gathered rows' responsibilities ``R`` into the
     chunk's summary ``acc`` and, when ``Rg`` has rows, into ``N`` and the
-    weighted responsibilities ``Rg[offset + s] = w_i R[s]`` (X's dtype) that
-    the scatter consumes. Every loop over a row is vectorized."""
+    weighted responsibilities ``Rg[offset + s] = w_i R[s]`` that the scatter
+    consumes. Every loop over a row is vectorized."""
     k = R.shape[1]
     stats = Rg.shape[0] > 0
     for s in range(m):
@@ -88,30 +87,39 @@ def _fold_soft(R, m, rows, w, arg, emin, F, acc, N, Rg, offset):
 @njit(cache=True)
 def _scatter_rows(X, rows, m, Rg, S, Xg, Sg):
     """``S += sum_s Rg[s]^T X[rows[s]]`` over the first ``m`` gathered rows
-    (weighted responsibilities, X's dtype): one BLAS product in X's dtype
-    from ``GEMM_MIN_ROWS`` rows on (``Xg`` and ``Sg`` are its work arrays),
-    else row by row over the nonzero responsibilities."""
+    (weighted responsibilities): one float64 BLAS product from
+    ``GEMM_MIN_ROWS`` rows on (the rows copied into ``Xg``; ``Sg`` is its
+    output), else row by row over the nonzero responsibilities. float64 for
+    float32 data too: the statistics must not depend on how the rows were
+    split into blocks beyond float64 rounding."""
     k, d = S.shape
     if m < GEMM_MIN_ROWS:
         for s in range(m):
             i = rows[s]
             for j in range(k):
-                coef = np.float64(Rg[s, j])
+                coef = Rg[s, j]
                 if coef != 0.0:
                     for t in range(d):
                         S[j, t] += coef * X[i, t]
         return
-    if rows[m - 1] - rows[0] == m - 1:  # consecutive rows: no copy
-        xs = X[rows[0] : rows[0] + m]
-    else:
-        for s in range(m):
-            for t in range(d):
-                Xg[s, t] = X[rows[s], t]
-        xs = Xg[:m]
-    np.dot(Rg[:m].T, xs, Sg)
+    for s in range(m):
+        for t in range(d):
+            Xg[s, t] = X[rows[s], t]
+    np.dot(Rg[:m].T, Xg[:m], Sg)
     for j in range(k):
         for t in range(d):
             S[j, t] += Sg[j, t]
+
+
+@njit(cache=True)
+def _rebuild_rows(R, m, rows, offset, C64, XH, xhat):
+    """``xhat[rows[offset + s]] = R[s] @ C`` for the first ``m`` gathered
+    rows: one matrix product (``XH`` is its output)."""
+    np.dot(R[:m], C64, XH[:m])
+    for s in range(m):
+        i = rows[offset + s]
+        for t in range(C64.shape[1]):
+            xhat[i, t] = XH[s, t]
 
 
 @njit(cache=True)
@@ -120,21 +128,40 @@ def soft_rows(k):
     return max(GEMM_MIN_ROWS, min(BLOCK_ROWS, SOFT_ENTRIES // max(k, 1)))
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True)
 def block_stats(X, C, w, sigma, mode, with_stats):
     """Return ``(N, S, summary)`` for the assignment ``mode`` at ``sigma``.
 
     ``N`` is ``(k,)`` and ``S`` is ``(k, d)``, both float64 (zeros when
     ``with_stats`` is False, which skips their accumulation); ``summary`` is
     the float64 vector indexed by the constants of this module. ``w`` of
-    length 0 means unit weights.
+    length 0 means unit weights. (:func:`_block_pass`.)
+    """
+    return _block_pass(X, C, w, sigma, mode, with_stats, np.empty((0, 0), dtype=X.dtype))
+
+
+@njit(cache=True)
+def stats_and_reconstruction(X, C, w, sigma, mode):
+    """:func:`block_stats` (with the statistics) and, in the same pass, the
+    reconstruction ``x_hat_i = sum_k r_ik c_k`` of every row, ``(n, d)`` in
+    X's dtype (:func:`reconstruct`, without forming the rows' distances and
+    assignments a second time): ``(N, S, summary, x_hat)``."""
+    xhat = np.empty(X.shape, dtype=X.dtype)
+    N, S, summary = _block_pass(X, C, w, sigma, mode, True, xhat)
+    return N, S, summary, xhat
+
+
+@njit(cache=True, parallel=True)
+def _block_pass(X, C, w, sigma, mode, with_stats, xhat):
+    """The pass of :func:`block_stats`; when ``xhat`` has rows, each row's
+    reconstruction ``sum_k r_ik c_k`` is written to it too.
 
     Each block of rows is worked in three steps: the distances (one BLAS
     product), the rows that are exactly one-hot (every row when hard) folded
     in at their winner, and the other rows gathered into a float64 block
     whose responsibilities are computed together (:func:`assign_block`) and
-    whose ``S`` contribution is one more BLAS product (in X's dtype, summed
-    in float64 across blocks).
+    whose ``S`` contribution is one more BLAS product (float64, for float32
+    data too).
     """
     n, d = X.shape
     k = C.shape[0]
@@ -146,6 +173,11 @@ def block_stats(X, C, w, sigma, mode, with_stats):
     S_part = np.zeros((chunks, k, d) if with_stats else (chunks, 0, 0))
     sum_part = np.zeros((chunks, N_SUMMARY))
     gemm = with_stats and not hard  # soft rows' S by a matrix product
+    rebuild = xhat.shape[0] > 0
+    C64 = np.empty((k if rebuild else 0, d))
+    for j in range(C64.shape[0]):
+        for t in range(d):
+            C64[j, t] = C[j, t]
     scale, limit = reach(mode, sigma if not hard else 1.0)
     cap = soft_rows(k)
     for c in prange(chunks):
@@ -159,9 +191,10 @@ def block_stats(X, C, w, sigma, mode, with_stats):
             DT = np.empty((0, 0), dtype=X.dtype)
         E, R, work, emin, arg, F = soft_buffers(0 if hard else k, cap)
         rows = np.empty(BLOCK_ROWS, dtype=np.int64)
-        Rg = np.empty((BLOCK_ROWS if gemm else 0, k), dtype=X.dtype)
-        Xg = np.empty((BLOCK_ROWS if gemm else 0, d), dtype=X.dtype)
-        Sg = np.empty((k, d) if gemm else (0, 0), dtype=X.dtype)
+        Rg = np.empty((BLOCK_ROWS if gemm else 0, k))
+        Xg = np.empty((BLOCK_ROWS if gemm else 0, d))
+        Sg = np.empty((k, d) if gemm else (0, 0))
+        XH = np.empty((cap if rebuild else 0, d))
         N = N_part[c]
         S = S_part[c]
         acc = sum_part[c]
@@ -197,6 +230,9 @@ def block_stats(X, C, w, sigma, mode, with_stats):
                         N[win] += wi
                         for t in range(d):
                             S[win, t] += wi * X[i, t]
+                    if rebuild:
+                        for t in range(d):
+                            xhat[i, t] = C[win, t]
                     continue
                 g = m % cap
                 if direct:  # the row's distances were not formed yet
@@ -210,10 +246,14 @@ def block_stats(X, C, w, sigma, mode, with_stats):
                 if m % cap == 0:
                     assign_block(mode, E, cap, sigma, emin, arg, R, F, work)
                     _fold_soft(R, cap, rows, w, arg, emin, F, acc, N, Rg, m - cap)
+                    if rebuild:
+                        _rebuild_rows(R, cap, rows, m - cap, C64, XH, xhat)
             if m % cap:
                 g = m % cap
                 assign_block(mode, E, g, sigma, emin, arg, R, F, work)
                 _fold_soft(R, g, rows, w, arg, emin, F, acc, N, Rg, m - g)
+                if rebuild:
+                    _rebuild_rows(R, g, rows, m - g, C64, XH, xhat)
             if with_stats and m:
                 _scatter_rows(X, rows, m, Rg, S, Xg, Sg)
     N_tot = np.zeros(k)
@@ -255,34 +295,3 @@ def label_stats(X, labels, w, k):
         N_tot += N_part[c]
         S_tot += S_part[c]
     return N_tot, S_tot
-
-
-@njit(cache=True, parallel=True)
-def reconstruct(X, C, sigma, mode):
-    """``x_hat_i = sum_k r_ik c_k`` for every row, ``(n, d)`` in X's dtype,
-    without an ``(n, k)`` array (the gradient of the loss in X is
-    ``2 w_i (x_i - x_hat_i)``): one matrix product ``R_block C`` per block."""
-    n, d = X.shape
-    k = C.shape[0]
-    mu, Ct, cnorm = prepare_centers(C)
-    C64 = np.empty((k, d))
-    for j in range(k):
-        for t in range(d):
-            C64[j, t] = C[j, t]
-    out = np.empty((n, d), dtype=X.dtype)
-    chunks = n_chunks(n, 0)
-    for c in prange(chunks):
-        start, stop = chunk_bounds(n, chunks, c)
-        xbuf, D = distance_buffers(X, k)
-        E, R, work, emin, arg, F = soft_buffers(k)
-        acc = np.empty((BLOCK_ROWS, d))
-        for b in range(start, stop, BLOCK_ROWS):
-            e = min(stop, b + BLOCK_ROWS)
-            sqdist_rows(X, b, e, mu, Ct, cnorm, xbuf, D)
-            load_gaps(D, e - b, E, emin, arg)
-            assign_block(mode, E, e - b, sigma, emin, arg, R, F, work)
-            np.dot(R[: e - b], C64, acc[: e - b])
-            for i in range(b, e):
-                for t in range(d):
-                    out[i, t] = acc[i - b, t]
-    return out
