@@ -272,8 +272,13 @@ def _host_array(X, estimator, fit: bool) -> np.ndarray:
     if estimator is not None:
         options = dict(dtype=[np.float64, np.float32], order="C", accept_sparse=False)
         if fit:
-            X = check_array(X, **options)
+            X = check_array(X, input_name="X", **options)
         else:
+            # new data in the fit's dtype: float32 rows of a float64 fit are
+            # measured in float64, as the fit was
+            fitted = getattr(estimator, "cluster_centers_", None)
+            if fitted is not None:
+                options["dtype"] = fitted.dtype
             X = validate_data(estimator, X, reset=False, **options)
         return as_float_array(X, "X", dtype=X.dtype, coordinates=True)  # magnitude only
     return as_float_array(X, "X", coordinates=True)

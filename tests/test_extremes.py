@@ -103,3 +103,27 @@ def test_single_cluster_and_single_feature(dtype):
     )
     # One point, one feature, many centers.
     check_all_finite(np.array([[3.0]], dtype=dtype), np.arange(6.0, dtype=dtype)[:, None], 0.5)
+
+
+def test_new_rows_are_measured_in_the_fits_dtype():
+    """float32 rows given to a float64 fit get the labels and distances the
+    same rows get in float64, even where float32 squared distances overflow."""
+    rng = np.random.default_rng(3)
+    X = np.concatenate([rng.normal(-3, 1, (40, 2)), rng.normal(3, 1, (40, 2))]) * 1e20
+    model = fk.RBFKMeans(2, assignment="hard", random_state=0).fit(X)
+    rows = X.astype(np.float32)
+    np.testing.assert_array_equal(model.predict(rows), model.predict(rows.astype(np.float64)))
+    D = model.transform(rows)
+    assert D.dtype == np.float64 and np.isfinite(D).all()
+    np.testing.assert_allclose(D, model.transform(rows.astype(np.float64)), rtol=1e-12)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_non_finite_data_is_named(bad):
+    X = np.ones((6, 2))
+    X[2, 1] = bad
+    with pytest.raises(ValueError, match="Input X contains"):
+        fk.RBFKMeans(2).fit(X)
+    model = fk.RBFKMeans(2, random_state=0).fit(np.arange(12.0).reshape(6, 2))
+    with pytest.raises(ValueError, match="Input X contains"):
+        model.predict(X)
