@@ -140,6 +140,11 @@ def check_weight_range(lowest: float, total: float) -> None:
         raise ValueError("sample_weight must be non-negative.")
     if not total > 0:
         raise ValueError("sample_weight must have a positive sum; the weights are all zero.")
+    if not np.isfinite(total):
+        raise ValueError(
+            "sample_weight sums to more than the largest float64 (the weighted sums would "
+            "overflow); divide the weights by a common factor, which changes nothing else."
+        )
 
 
 def check_lr(lr) -> float | None:

@@ -96,11 +96,18 @@ def test_bad_assignment(name, assignment):
         (np.r_[np.ones(5), np.nan], ValueError, "sample_weight contains NaN"),
         (np.r_[np.ones(5), np.inf], ValueError, "sample_weight contains NaN"),
         (np.ones(6, dtype=complex), TypeError, "sample_weight must be real-valued"),
+        (np.full(6, 1e308), ValueError, "sample_weight sums to more than the largest"),
     ],
 )
 def test_bad_sample_weight(name, w, error, match):
     with pytest.raises(error, match=match):
         DATA_FUNCTIONS[name](X, C, sample_weight=w)
+
+
+def test_weights_whose_sum_overflows_are_refused_by_the_estimator():
+    X = np.random.default_rng(0).normal(size=(20, 2))
+    with pytest.raises(ValueError, match="sample_weight sums to more than the largest"):
+        fk.RBFKMeans(2, random_state=0).fit(X, sample_weight=np.full(20, 1e308))
 
 
 @pytest.mark.parametrize("lr", [0.0, -1.0, np.nan, np.inf])
