@@ -189,11 +189,24 @@ def critical_temperature(
     return critical_from_covariance(weighted_moments(X, w)[1], int(n_clusters), mode)
 
 
+#: Most temperatures a schedule may have (a cooling factor so close to 1
+#: that it needs more is refused rather than allocated).
+MAX_TEMPERATURES = 100_000
+
+
 def geometric_schedule(start: float, stop: float, cooling: float) -> np.ndarray:
     """``start, start*cooling, start*cooling^2, ...`` down to the first value ``<= stop``."""
     if not (start > 0 and stop > 0 and 0 < cooling < 1):
         raise ValueError("need start > 0, stop > 0 and 0 < cooling < 1.")
-    count = max(1, int(np.ceil(np.log(stop / start) / np.log(cooling))) + 1) if stop < start else 1
+    count = 1
+    if stop < start:
+        count = max(1, int(np.ceil(np.log(stop / start) / np.log(cooling))) + 1)
+    if count > MAX_TEMPERATURES:
+        raise ValueError(
+            f"cooling={cooling!r} would take {count} temperatures from {start:.3g} down to "
+            f"{stop:.3g}; at most {MAX_TEMPERATURES} are allowed: cool faster (a smaller "
+            "cooling; the default is 0.8) or stop at a higher temperature."
+        )
     return start * cooling ** np.arange(count)
 
 

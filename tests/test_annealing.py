@@ -65,3 +65,11 @@ def test_critical_temperature_formula():
     lam = np.linalg.eigvalsh(np.cov(X.T, bias=True))[-1]
     assert fk.critical_temperature(X, 5, "softmax") == pytest.approx(2 * lam)
     assert fk.critical_temperature(X, 5, "entmax15") == pytest.approx(2 * np.sqrt(5) * lam)
+
+
+def test_a_cooling_too_close_to_one_is_refused_not_allocated():
+    """A schedule of 10^13 temperatures (hundreds of TiB) is refused at once,
+    naming cooling."""
+    X, _ = make_blobs(200, n_features=2, centers=3, random_state=0)
+    with pytest.raises(ValueError, match=r"cooling=0\.999999999999 would take"):
+        fk.RBFKMeans(3, cooling=1 - 1e-12, random_state=0).fit(X)
