@@ -45,7 +45,7 @@ from sklearn.utils.validation import validate_data
 
 from ._rows import InMemoryRows, Rows
 from ._streaming import StreamedRows, streams
-from ._validation import as_float_array, check_sample_weight
+from ._validation import as_float_array, check_sample_weight, refuse_tensor_with_grad
 
 BACKENDS = ("auto", "cpu", "cuda")
 
@@ -270,6 +270,7 @@ def _logit_rows(Z, backend: str) -> Rows:
 def _host_array(X, estimator, fit: bool) -> np.ndarray:
     """Host data validated as a C-contiguous float32/float64 array."""
     if estimator is not None:
+        refuse_tensor_with_grad(X, "X")
         options = dict(dtype=[np.float64, np.float32], order="C", accept_sparse=False)
         if fit:
             X = check_array(X, input_name="X", **options)

@@ -27,6 +27,16 @@ def float_dtype(array: np.ndarray, name: str) -> np.dtype:
     return np.dtype(np.float64)
 
 
+def refuse_tensor_with_grad(array, name: str) -> None:
+    """A torch tensor that requires grad cannot be read as numpy without
+    detaching it: say so, naming the argument (torch is not imported here)."""
+    if type(array).__module__.split(".")[0] == "torch" and getattr(array, "requires_grad", False):
+        raise TypeError(
+            f"{name} is a torch tensor that requires grad; pass {name}.detach() (this API "
+            "takes no gradient: fastrbfkm.torch is the differentiable layer)."
+        )
+
+
 def as_float_array(
     array,
     name: str,
@@ -42,6 +52,7 @@ def as_float_array(
     (formed around the centers' mean, so from coordinates up to twice the
     largest magnitude) must be representable in the dtype.
     """
+    refuse_tensor_with_grad(array, name)
     try:
         array = np.asarray(array)
     except (TypeError, ValueError) as exc:  # ragged nested lists and the like

@@ -307,7 +307,13 @@ class RBFKMeansLayer(nn.Module):
         """Multiply sigma by ``factor`` in (0, 1); returns the new sigma."""
         if not 0 < factor < 1:
             raise ValueError(f"factor must be in (0, 1); got {factor!r}.")
-        self.sigma *= factor
+        sigma = self.sigma * factor
+        if not sigma > 0:
+            raise ValueError(
+                f"anneal({factor!r}) would take sigma from {self.sigma!r} to 0 (underflow); "
+                "sigma stays where it is. Use the hard assignment for the zero-temperature limit."
+            )
+        self.sigma = sigma
         return self.sigma
 
     @torch.no_grad()

@@ -150,3 +150,22 @@ def test_deep_clustering_example_runs(tmp_path):
     )
     assert out.returncode == 0, out.stderr
     assert "| joint (AE + rbf_kmeans_loss) |" in out.stdout
+
+
+def test_tensors_that_require_grad_are_named_by_the_numpy_api():
+    X = torch.randn(30, 2, requires_grad=True)
+    with pytest.raises(TypeError, match=r"X is a torch tensor that requires grad; pass X\.detach"):
+        fk.RBFKMeans(2, random_state=0).fit(X)
+    with pytest.raises(TypeError, match="X is a torch tensor that requires grad"):
+        fk.responsibilities(X, X.detach()[:2].numpy(), 1.0)
+    with pytest.raises(TypeError, match="C is a torch tensor that requires grad"):
+        fk.objective(X.detach().numpy(), X[:2], 1.0)
+    # detached, they are data like any other
+    assert fk.RBFKMeans(2, random_state=0).fit(X.detach()).cluster_centers_.shape == (2, 2)
+
+
+def test_layer_anneal_refuses_to_reach_zero():
+    layer = fkt.RBFKMeansLayer(3, 2, sigma=1e-300)
+    with pytest.raises(ValueError, match="would take sigma from 1e-300 to 0"):
+        layer.anneal(1e-100)
+    assert layer.sigma == 1e-300
