@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -32,16 +33,42 @@ def summary(km: RBFKMeans, elapsed: float) -> str:
 
 
 def load(path: str) -> np.ndarray:
-    """Read a 2-D array from ``.npy`` (memory-mapped, no pickles: a file larger
-    than the working memory is streamed by the fit) or ``.csv``."""
+    """Read a 2-D array of numbers from ``.npy`` (memory-mapped, no pickles: a
+    file larger than the working memory is streamed by the fit) or ``.csv``."""
     file = Path(path)
     if not file.exists():
         raise ValueError(f"{path}: no such file")
     if file.suffix == ".npy":
-        return np.load(file, mmap_mode="r", allow_pickle=False)
-    if file.suffix == ".csv":
-        return np.loadtxt(file, delimiter=",", ndmin=2)
-    raise ValueError(f"{path}: expected a .npy or .csv file")
+        try:
+            X = np.load(file, mmap_mode="r", allow_pickle=False)
+        except (ValueError, EOFError, OSError) as exc:  # truncated or not a .npy file
+            raise ValueError(f"{path}: not a readable .npy file ({exc})") from None
+    elif file.suffix == ".csv":
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # numpy's own "input contained no data"
+            X = np.loadtxt(file, delimiter=",", ndmin=2)
+        if X.size == 0:
+            raise ValueError(f"{path}: the file holds no numbers")
+    else:
+        raise ValueError(f"{path}: expected a .npy or .csv file")
+    if X.dtype.kind not in "biuf":  # dates, durations, records, strings, complex
+        raise ValueError(f"{path}: expected real numbers; the file holds {X.dtype}")
+    return X
+
+
+def writable(path: str | None, name: str) -> str | None:
+    """``path`` as given, once its folder is known to exist (checked before a
+    fit, not after it)."""
+    if path is not None and not Path(path).resolve().parent.is_dir():
+        raise ValueError(f"{name} {path}: the folder {Path(path).parent} does not exist")
+    return path
+
+
+def save(path: str, array: np.ndarray) -> None:
+    """Write ``array`` in .npy format to exactly ``path`` (``np.save`` would
+    append ".npy" to any other name)."""
+    with open(path, "wb") as f:
+        np.save(f, array)
 
 
 def parse_sigma(text: str) -> float | str:
@@ -54,6 +81,8 @@ def parse_sigma(text: str) -> float | str:
 
 
 def cmd_fit(args: argparse.Namespace) -> None:
+    writable(args.out, "--out")
+    writable(args.labels, "--labels")
     X = load(args.data)
     km = RBFKMeans(
         args.k,
@@ -76,10 +105,10 @@ def cmd_fit(args: argparse.Namespace) -> None:
         print(f"data         streamed from disk ({X.nbytes / 2**20:.0f} MiB > working memory)")
     print(summary(km, elapsed))
     if args.out:
-        np.save(args.out, km.cluster_centers_)
+        save(args.out, km.cluster_centers_)
         print(f"centers      -> {args.out}")
     if args.labels:
-        np.save(args.labels, km.labels_)
+        save(args.labels, km.labels_)
         print(f"labels       -> {args.labels}")
 
 
@@ -124,9 +153,16 @@ def cmd_paper(args: argparse.Namespace) -> None:
     print(f"done in {time.perf_counter() - start:.1f} s")
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """Usage errors in one line (and exit status 2), not a usage block."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m fastrbfkm", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser = OneLineParser(prog="python -m fastrbfkm", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
     demo = sub.add_parser(
         "demo", help="cluster a million generated points (annealed fit) and print a summary"
     )

@@ -107,3 +107,39 @@ def test_paper_quick_command(tmp_path):
     assert (tmp_path / "x" / "results.md").exists()
     assert (tmp_path / "x" / "results.csv").exists()
     assert "wrote" in out.stdout
+
+
+def test_fit_refuses_bad_files_and_outputs_in_one_line_before_fitting(tmp_path):
+    np.save(tmp_path / "X.npy", np.random.default_rng(0).normal(size=(40, 2)))
+    whole = (tmp_path / "X.npy").read_bytes()
+    (tmp_path / "cut.npy").write_bytes(whole[:40])  # a truncated header
+    (tmp_path / "empty.csv").write_text("")
+    days = np.arange(np.datetime64("2020-01-01"), np.datetime64("2020-01-11")).reshape(5, 2)
+    np.save(tmp_path / "days.npy", days)
+    np.save(tmp_path / "records.npy", np.zeros(4, dtype=[("a", "f8"), ("b", "f8")]))
+    X = str(tmp_path / "X.npy")
+    cases = [
+        ((str(tmp_path / "cut.npy"), "--k", "2"), "not a readable .npy file"),
+        ((str(tmp_path / "empty.csv"), "--k", "2"), "holds no numbers"),
+        ((str(tmp_path / "days.npy"), "--k", "2"), "expected real numbers"),
+        ((str(tmp_path / "records.npy"), "--k", "2"), "expected real numbers"),
+        ((X, "--k", "2", "--out", str(tmp_path / "no" / "c.npy")), "does not exist"),
+        ((X, "--k", "2.5"), "invalid int value"),
+        ((X, "--k", "2", "--assignment", "kmeans"), "invalid choice"),
+        ((X, "--k", "2", "--working-memory", "x"), "invalid float value"),
+    ]
+    for args, message in cases:
+        out = run("fit", *args)
+        assert out.returncode == 2, (args, out.stderr)
+        lines = out.stderr.strip().splitlines()
+        assert len(lines) == 1 and message in lines[0], (args, out.stderr)
+        assert "inertia" not in out.stdout, args  # refused before any fit
+
+
+def test_fit_writes_exactly_the_named_outputs(tmp_path):
+    np.save(tmp_path / "X.npy", np.random.default_rng(0).normal(size=(40, 2)))
+    out = run("fit", str(tmp_path / "X.npy"), "--k", "2", "--out", str(tmp_path / "c.bin"))
+    assert out.returncode == 0, out.stderr
+    assert f"-> {tmp_path / 'c.bin'}" in out.stdout
+    assert not (tmp_path / "c.bin.npy").exists()
+    assert np.load(tmp_path / "c.bin").shape == (2, 2)
