@@ -147,17 +147,6 @@ def center_scatter(X, C, sigma, assignment, chosen, w=None):
     return N, A
 
 
-def label_stats(X, labels, w, k):
-    """N_k and S_k of given hard labels."""
-    X = np.asarray(X, dtype=np.float64)
-    w = weights(w, len(X))
-    N = np.zeros(k)
-    S = np.zeros((k, X.shape[1]))
-    np.add.at(N, labels, w)
-    np.add.at(S, labels, w[:, None] * X)
-    return N, S
-
-
 def kmeans_plusplus(X, w, k, uniforms):
     """Greedy k-means++ driven by the given U[0, 1) draws (see the kernel)."""
     X = np.asarray(X, dtype=np.float64)

@@ -290,18 +290,6 @@ def test_center_scatter(shape, assignment, dtype):
     np.testing.assert_allclose(A, A_ref, rtol=0, atol=10 * rtol * (np.abs(A_ref).max() + 1))
 
 
-@pytest.mark.parametrize("shape", SHAPES)
-def test_label_stats(shape, dtype):
-    X, C, w = make_problem(*shape, dtype=dtype, seed=13)
-    labels = np.random.default_rng(0).integers(0, C.shape[0], size=X.shape[0])
-    N, S = K.label_stats(X, labels, w, C.shape[0])
-    N_ref, S_ref = naive.label_stats(X, labels, w, C.shape[0])
-    np.testing.assert_allclose(N, N_ref, rtol=1e-12)
-    np.testing.assert_allclose(S, S_ref, rtol=1e-9, atol=1e-9)
-    N1, _ = K.label_stats(X, labels, np.empty(0), C.shape[0])
-    np.testing.assert_array_equal(N1, np.bincount(labels, minlength=C.shape[0]))
-
-
 @pytest.mark.parametrize("shape", [(1, 1, 1), (50, 2, 5), (3000, 3, 9)])
 def test_kmeans_plusplus_kernel(shape, dtype):
     n, d, k = shape

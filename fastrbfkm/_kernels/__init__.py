@@ -36,9 +36,6 @@ assign_logits = serial_when_small(_rows_by_columns)(assignment.assign_logits)
 squared_distances = serial_when_small(_rows_by_centers)(distances.squared_distances)
 block_stats = serial_when_small(_rows_by_centers)(update.block_stats)
 stats_and_reconstruction = serial_when_small(_rows_by_centers)(update.stats_and_reconstruction)
-label_stats = serial_when_small(lambda X, labels, w, k: (X.shape[0], X.shape[1] + 1))(
-    update.label_stats
-)
 center_scatter = serial_when_small(
     lambda X, C, w, sigma, mode, chosen: (
         X.shape[0],
@@ -68,7 +65,6 @@ __all__ = [
     "entmax15_backward",
     "hard_assign",
     "kmeans_plusplus",
-    "label_stats",
     "removal_costs",
     "responsibilities",
     "softmax_backward",

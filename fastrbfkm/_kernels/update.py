@@ -269,29 +269,3 @@ def _block_pass(X, C, w, sigma, mode, with_stats, xhat):
             else:
                 summary[m] += sum_part[c, m]
     return N_tot, S_tot, summary
-
-
-@njit(cache=True, parallel=True)
-def label_stats(X, labels, w, k):
-    """``N_k = sum_{labels_i = k} w_i`` and ``S_k = sum_{labels_i = k} w_i x_i``
-    (float64), for given hard labels. ``w`` of length 0 means unit weights."""
-    n, d = X.shape
-    chunks = n_chunks(n, k * (d + 1))
-    N_part = np.zeros((chunks, k))
-    S_part = np.zeros((chunks, k, d))
-    for c in prange(chunks):
-        start, stop = chunk_bounds(n, chunks, c)
-        N = N_part[c]
-        S = S_part[c]
-        for i in range(start, stop):
-            wi = w[i] if w.shape[0] else 1.0
-            j = labels[i]
-            N[j] += wi
-            for t in range(d):
-                S[j, t] += wi * X[i, t]
-    N_tot = np.zeros(k)
-    S_tot = np.zeros((k, d))
-    for c in range(chunks):
-        N_tot += N_part[c]
-        S_tot += S_part[c]
-    return N_tot, S_tot
