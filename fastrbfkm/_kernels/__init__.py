@@ -4,10 +4,10 @@ Nothing here validates its input; the public functions in
 :mod:`fastrbfkm.objective` do that once, at the boundary.
 """
 
-from . import assignment, distances, entmax, scatter, seeding, softmax, update
+from . import assignment, distances, entmax, scatter, seeding, softmax, transfers, update
 from .assignment import ENTMAX15, HARD, SOFTMAX
+from .interrupts import deferring_interrupts
 from .threads import serial_when_small
-from .transfers import transfer_sweeps
 from .update import (
     INERTIA,
     N_SUMMARY,
@@ -19,8 +19,7 @@ from .update import (
 )
 
 
-# The parallel kernels, each run on one thread when its call is small
-# (:mod:`.threads`); ``size`` gives (rows, multiply-adds per row).
+# ``size`` gives (rows, multiply-adds per row) of a call.
 def _rows_by_centers(X, C, *_):
     return X.shape[0], C.shape[0] * (X.shape[1] + 1)
 
@@ -29,24 +28,33 @@ def _rows_by_columns(R, *_):
     return R.shape[0], 4 * R.shape[1]
 
 
-hard_assign = serial_when_small(_rows_by_centers)(assignment.hard_assign)
-responsibilities = serial_when_small(_rows_by_centers)(assignment.responsibilities)
-removal_costs = serial_when_small(_rows_by_centers)(assignment.removal_costs)
-assign_logits = serial_when_small(_rows_by_columns)(assignment.assign_logits)
-squared_distances = serial_when_small(_rows_by_centers)(distances.squared_distances)
-block_stats = serial_when_small(_rows_by_centers)(update.block_stats)
-stats_and_reconstruction = serial_when_small(_rows_by_centers)(update.stats_and_reconstruction)
-center_scatter = serial_when_small(
+def _entry(size, kernel):
+    """A parallel kernel as the library calls it: on one thread when the call
+    is small (:mod:`.threads`), Ctrl-C raised when it returns (:mod:`.interrupts`)."""
+    return deferring_interrupts(serial_when_small(size)(kernel))
+
+
+hard_assign = _entry(_rows_by_centers, assignment.hard_assign)
+responsibilities = _entry(_rows_by_centers, assignment.responsibilities)
+removal_costs = _entry(_rows_by_centers, assignment.removal_costs)
+assign_logits = _entry(_rows_by_columns, assignment.assign_logits)
+squared_distances = _entry(_rows_by_centers, distances.squared_distances)
+block_stats = _entry(_rows_by_centers, update.block_stats)
+stats_and_reconstruction = _entry(_rows_by_centers, update.stats_and_reconstruction)
+center_scatter = _entry(
     lambda X, C, w, sigma, mode, chosen: (
         X.shape[0],
         C.shape[0] * (X.shape[1] + 1) + chosen.shape[0] * X.shape[1] ** 2,
-    )
-)(scatter.center_scatter)
-entmax15_backward = serial_when_small(_rows_by_columns)(entmax.entmax15_backward)
-softmax_backward = serial_when_small(_rows_by_columns)(softmax.softmax_backward)
-kmeans_plusplus = serial_when_small(
-    lambda X, w, k, uniforms: (X.shape[0], uniforms.shape[1] * X.shape[1])
-)(seeding.kmeans_plusplus)
+    ),
+    scatter.center_scatter,
+)
+entmax15_backward = _entry(_rows_by_columns, entmax.entmax15_backward)
+softmax_backward = _entry(_rows_by_columns, softmax.softmax_backward)
+kmeans_plusplus = _entry(
+    lambda X, w, k, uniforms: (X.shape[0], uniforms.shape[1] * X.shape[1]),
+    seeding.kmeans_plusplus,
+)
+transfer_sweeps = deferring_interrupts(transfers.transfer_sweeps)  # sequential
 
 __all__ = [
     "ENTMAX15",

@@ -1,0 +1,84 @@
+"""Ctrl-C stops a fit with KeyboardInterrupt (API) or exit status 130 (CLI)."""
+
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+
+#: Far above the slowest honest start (a first run compiles the kernels).
+START_TIMEOUT = 3600
+
+FIT_FOREVER = textwrap.dedent(
+    """
+    import signal, sys
+    import numpy as np
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # whatever the parent did
+    from fastrbfkm import RBFKMeans
+    X = np.random.default_rng(0).normal(size=(200000, 16)).astype(np.float32)
+    RBFKMeans(4, random_state=0, max_iter=2).fit(X[:2000])  # compiled or loaded
+    print("fitting", flush=True)
+    try:
+        for seed in range(10**6):
+            km = RBFKMeans(64, assignment="softmax", sigma=5.0, tol=0, refine=False,
+                           random_state=seed)
+            km.fit(X)
+    except KeyboardInterrupt:
+        print("KeyboardInterrupt; fitted:", hasattr(km, "cluster_centers_"), flush=True)
+        sys.exit(0)
+    """
+)
+
+
+def _interrupt(args, delays):
+    """Start ``args``, wait for its first line, SIGINT it after each delay in
+    turn (a fresh process each time); return (seconds to exit, process, out, err)."""
+    results = []
+    for delay in delays:
+        p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            first = p.stdout.readline()
+            assert first, p.stderr.read()
+            time.sleep(delay)
+            start = time.monotonic()
+            p.send_signal(signal.SIGINT)
+            out, err = p.communicate(timeout=60)
+            results.append((time.monotonic() - start, p.returncode, first + out, err))
+        finally:
+            p.kill()
+    return results
+
+
+def test_ctrl_c_stops_a_fit_with_keyboard_interrupt():
+    # several moments, so that some land inside a compiled kernel (which gave a
+    # SystemError) and some between passes
+    for elapsed, code, out, err in _interrupt(
+        [sys.executable, "-c", FIT_FOREVER], [0.3, 0.7, 1.1, 1.6]
+    ):
+        assert code == 0, err
+        assert "KeyboardInterrupt; fitted: False" in out, (out, err)
+        assert elapsed < 5, elapsed
+
+
+def test_ctrl_c_ends_the_cli_with_status_130(tmp_path):
+    X = np.random.default_rng(0).normal(size=(300000, 8)).astype(np.float32)
+    np.save(tmp_path / "X.npy", X)
+    script = textwrap.dedent(
+        f"""
+        import signal, sys
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        import numpy as np
+        from fastrbfkm import RBFKMeans
+        from fastrbfkm.__main__ import main
+        RBFKMeans(4, random_state=0, max_iter=2).fit(np.load({str(tmp_path / "X.npy")!r})[:2000])
+        print("fitting", flush=True)
+        sys.exit(main(["fit", {str(tmp_path / "X.npy")!r}, "--k", "256", "--assignment",
+                       "softmax", "--sigma", "0.5"]))
+        """
+    )
+    for elapsed, code, out, err in _interrupt([sys.executable, "-c", script], [0.5, 1.5]):
+        assert code == 130, (out, err)
+        assert err.strip().splitlines() == ["interrupted"], err
+        assert elapsed < 5, elapsed
