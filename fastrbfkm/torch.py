@@ -18,7 +18,7 @@ from torch import nn
 
 from . import _kernels as K
 from ._threads import one_blas_thread
-from ._validation import ASSIGNMENTS
+from ._validation import ASSIGNMENTS, check_value_range
 
 __all__ = ["RBFKMeansLayer", "rbf_kmeans_loss", "responsibilities"]
 
@@ -53,8 +53,10 @@ def _check(X: torch.Tensor, C: torch.Tensor) -> None:
             raise ValueError(f"{name} must be a non-empty 2-D tensor; got shape {tuple(T.shape)}.")
         if not T.dtype.is_floating_point:
             raise TypeError(f"{name} must be a floating-point tensor; got {T.dtype}.")
-        if not bool(torch.isfinite(T).all()):
-            raise ValueError(f"{name} contains NaN or infinity.")
+        # finite, and small enough for squared distances, as in the numpy API
+        lo, hi = torch.aminmax(T.detach())
+        dtype = np.dtype(np.float64 if T.dtype == torch.float64 else np.float32)
+        check_value_range(float(lo), float(hi), name, dtype, T, coordinates=True)
     if X.shape[1] != C.shape[1]:
         raise ValueError(f"C must have as many columns as X: {X.shape[1]} != {C.shape[1]}.")
     if X.device != C.device:

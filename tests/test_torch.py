@@ -169,3 +169,16 @@ def test_layer_anneal_refuses_to_reach_zero():
     with pytest.raises(ValueError, match="would take sigma from 1e-300 to 0"):
         layer.anneal(1e-100)
     assert layer.sigma == 1e-300
+
+
+@pytest.mark.parametrize("backend", ["numba", "torch"])
+def test_overflowing_magnitudes_are_refused_as_by_the_numpy_api(backend):
+    """Coordinates whose squared distances overflow the dtype gave 0 or NaN."""
+    C = torch.zeros(3, 2)
+    for X in (torch.full((10, 2), 1e30), torch.full((10, 2), -1e30)):
+        with pytest.raises(ValueError, match="X has values up to 1e\\+30"):
+            fkt.rbf_kmeans_loss(X, C, 1.0, backend=backend)
+        with pytest.raises(ValueError, match="X has values up to 1e\\+30"):
+            fkt.responsibilities(X, C, 1.0, backend=backend)
+    with pytest.raises(ValueError, match="C has values up to"):
+        fkt.rbf_kmeans_loss(torch.zeros(4, 2), torch.full((3, 2), 1e30), 1.0, backend=backend)
