@@ -127,3 +127,17 @@ def test_non_finite_data_is_named(bad):
     model = fk.RBFKMeans(2, random_state=0).fit(np.arange(12.0).reshape(6, 2))
     with pytest.raises(ValueError, match="Input X contains"):
         model.predict(X)
+
+
+@pytest.mark.parametrize("name", ["softmax", "entmax15"])
+def test_backward_of_huge_finite_gradients_is_finite(name):
+    """g - sum(r g) overflowed to -inf for gradients near the float64 maximum,
+    though the product with r (or sqrt r) is representable."""
+    forward = getattr(fk, name)
+    backward = getattr(fk, f"{name}_backward")
+    R = forward(np.array([[0.0, 0.2, -0.1, 0.05]]))
+    G = np.array([[1.5e308, -1.5e308, 0.0, 1e308]])
+    out = backward(R, G)
+    assert np.isfinite(out).all()
+    # the same as the exact product on gradients scaled down (a power of two)
+    np.testing.assert_allclose(out, 4 * backward(R, G / 4), rtol=1e-12)

@@ -164,17 +164,27 @@ def entmax15_block(E, m, emin, sigma, R, F, work):
 def entmax15_backward(R, G):
     """Vector-Jacobian product of entmax15 with ``q = sqrt(r)``:
     ``g_z = q * g - q * sum(q * g) / sum(q)`` row-wise, zero off the support
-    (rows in parallel, each row's loops vectorized)."""
+    (rows in parallel, each row's loops vectorized). A row whose ``g - mean``
+    overflows (finite but huge gradients) is computed again on ``g / 4`` and
+    scaled back, so only a result beyond the dtype's range is infinite."""
     n, k = R.shape
     out = np.empty_like(R)
     for i in prange(n):
-        qg = 0.0
-        qs = 0.0
-        for j in range(k):
-            q = math.sqrt(np.float64(R[i, j]))
-            qg += q * G[i, j]
-            qs += q
-        mean = qg / qs
-        for j in range(k):
-            out[i, j] = math.sqrt(np.float64(R[i, j])) * (G[i, j] - mean)
+        scale = 1.0
+        for _ in range(2):
+            qg = 0.0
+            qs = 0.0
+            for j in range(k):
+                q = math.sqrt(np.float64(R[i, j]))
+                qg += q * (G[i, j] * scale)
+                qs += q
+            mean = qg / qs
+            overflow = 0
+            for j in range(k):
+                v = math.sqrt(np.float64(R[i, j])) * (G[i, j] * scale - mean)
+                overflow += abs(v) == np.inf
+                out[i, j] = v / scale
+            if overflow == 0:
+                break
+            scale = 0.25
     return out

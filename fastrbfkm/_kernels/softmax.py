@@ -98,13 +98,24 @@ def softmax_block(E, m, emin, sigma, R, F, work):
 @njit(cache=True, parallel=True, fastmath={"reassoc", "contract", "nsz"})
 def softmax_backward(R, G):
     """Vector-Jacobian product of softmax: ``g_z = r * (g - sum(r * g))``
-    row-wise (rows in parallel, each row's loops vectorized)."""
+    row-wise (rows in parallel, each row's loops vectorized). A row whose
+    ``g - sum(r * g)`` overflows (finite but huge gradients) is computed
+    again on ``g / 4`` and scaled back, so only a result beyond the dtype's
+    range is infinite."""
     n, k = R.shape
     out = np.empty_like(R)
     for i in prange(n):
-        dot = 0.0
-        for j in range(k):
-            dot += np.float64(R[i, j]) * G[i, j]
-        for j in range(k):
-            out[i, j] = R[i, j] * (G[i, j] - dot)
+        scale = 1.0
+        for _ in range(2):
+            dot = 0.0
+            for j in range(k):
+                dot += np.float64(R[i, j]) * (G[i, j] * scale)
+            overflow = 0
+            for j in range(k):
+                v = R[i, j] * (G[i, j] * scale - dot)
+                overflow += abs(v) == np.inf
+                out[i, j] = v / scale
+            if overflow == 0:
+                break
+            scale = 0.25
     return out
