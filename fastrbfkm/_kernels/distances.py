@@ -76,6 +76,26 @@ def direct_row(X, i, mu, Ct, out):
 
 
 @njit(cache=True)
+def shifted_block(X, start, m, mu, xbuf):
+    """Rows ``start:start+m`` of X minus ``mu`` into ``xbuf`` (the rest of its
+    rows zero-filled), and their squared norms (float64, ``(len(xbuf),)``)."""
+    d = X.shape[1]
+    norms = np.zeros(xbuf.shape[0])
+    for r in range(xbuf.shape[0]):
+        if r < m:
+            acc = 0.0
+            for t in range(d):
+                v = X[start + r, t] - mu[t]
+                xbuf[r, t] = v
+                acc += np.float64(v) * v
+            norms[r] = acc
+        else:
+            for t in range(d):
+                xbuf[r, t] = 0.0
+    return norms
+
+
+@njit(cache=True)
 def sqdist_rows(X, start, stop, mu, Ct, cnorm, xbuf, out):
     """Squared distances of rows ``start:stop`` (at most ``BLOCK_ROWS``) of X
     into ``out[:stop-start]``.
@@ -94,19 +114,7 @@ def sqdist_rows(X, start, stop, mu, Ct, cnorm, xbuf, out):
         for r in range(m):
             direct_row(X, start + r, mu, Ct, out[r])
         return
-    block = xbuf.shape[0]
-    norms = np.zeros(block)
-    for r in range(block):
-        if r < m:
-            acc = 0.0
-            for t in range(d):
-                v = X[start + r, t] - mu[t]
-                xbuf[r, t] = v
-                acc += np.float64(v) * v
-            norms[r] = acc
-        else:
-            for t in range(d):
-                xbuf[r, t] = 0.0
+    norms = shifted_block(X, start, m, mu, xbuf)
     np.dot(xbuf, Ct, out)
     for r in range(m):
         for j in range(k):
@@ -140,22 +148,10 @@ def sqdist_cols(X, start, stop, mu, Cs, cnorm, xbuf, DT, best, arg):
     at a time, the argmin was a chain of dependent compares). ``Cs`` is
     from :func:`column_buffers`. Entries past ``stop - start`` are garbage.
     """
-    d = X.shape[1]
     k = Cs.shape[0]
     m = stop - start
     block = xbuf.shape[0]
-    norms = np.zeros(block)
-    for r in range(block):
-        if r < m:
-            acc = 0.0
-            for t in range(d):
-                v = X[start + r, t] - mu[t]
-                xbuf[r, t] = v
-                acc += np.float64(v) * v
-            norms[r] = acc
-        else:
-            for t in range(d):
-                xbuf[r, t] = 0.0
+    norms = shifted_block(X, start, m, mu, xbuf)
     np.dot(Cs, xbuf.T, DT)
     for r in range(block):
         best[r] = np.inf
