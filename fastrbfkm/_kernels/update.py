@@ -47,8 +47,8 @@ N_SUMMARY = 6
 #: float64 work arrays stay in cache.
 SOFT_ENTRIES = 1 << 14
 
-#: Gathered soft rows at least this many (and ``d * k > DIRECT_MAX``)
-#: accumulate ``S`` as one matrix product; fewer are scattered row by row.
+#: A block's gathered soft rows, from this many on, add to ``S`` as one
+#: matrix product; fewer are scattered row by row.
 GEMM_MIN_ROWS = 8
 
 
@@ -144,8 +144,9 @@ def block_stats(X, C, w, sigma, mode, with_stats):
 def stats_and_reconstruction(X, C, w, sigma, mode):
     """:func:`block_stats` (with the statistics) and, in the same pass, the
     reconstruction ``x_hat_i = sum_k r_ik c_k`` of every row, ``(n, d)`` in
-    X's dtype (:func:`reconstruct`, without forming the rows' distances and
-    assignments a second time): ``(N, S, summary, x_hat)``."""
+    X's dtype (the gradient of the loss in X is ``2 w_i (x_i - x_hat_i)``),
+    without forming the rows' distances and assignments a second time:
+    ``(N, S, summary, x_hat)``."""
     xhat = np.empty(X.shape, dtype=X.dtype)
     N, S, summary = _block_pass(X, C, w, sigma, mode, True, xhat)
     return N, S, summary, xhat
