@@ -6,6 +6,7 @@ Nothing here validates its input; the public functions in
 
 from . import assignment, distances, entmax, scatter, seeding, softmax, transfers, update
 from .assignment import ENTMAX15, HARD, SOFTMAX
+from .forks import serial_after_fork
 from .interrupts import deferring_interrupts
 from .threads import serial_when_small
 from .update import (
@@ -30,8 +31,9 @@ def _rows_by_columns(R, *_):
 
 def _entry(size, kernel):
     """A parallel kernel as the library calls it: on one thread when the call
-    is small (:mod:`.threads`), Ctrl-C raised when it returns (:mod:`.interrupts`)."""
-    return deferring_interrupts(serial_when_small(size)(kernel))
+    is small (:mod:`.threads`) and in a forked child (:mod:`.forks`), Ctrl-C
+    raised when it returns (:mod:`.interrupts`)."""
+    return deferring_interrupts(serial_after_fork(serial_when_small(size)(kernel), kernel))
 
 
 hard_assign = _entry(_rows_by_centers, assignment.hard_assign)
