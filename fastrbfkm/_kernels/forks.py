@@ -44,12 +44,6 @@ def _after_fork_in_child() -> None:
 os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
-def forked_after_threads() -> bool:
-    """Whether this process was forked (at any depth) from one whose numba
-    threads had started: its kernels must not start a parallel region."""
-    return _forked_after_threads
-
-
 @functools.cache
 def serial_twin(dispatcher) -> Callable:
     """``dispatcher``'s Python function compiled without ``parallel``, under
