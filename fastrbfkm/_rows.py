@@ -3,13 +3,14 @@
 Everything the fit loop (annealing, Lloyd, swap moves, the estimator) needs
 from X is one of a handful of *passes*: weighted moments, the soft or hard
 sufficient statistics ``(N, S, summary)``, the responsibility-weighted
-scatter, the removal costs, the rows farthest from their centers, the hard
+scatter and its products with vectors (:mod:`fastrbfkm._principal`), the
+removal costs, the rows farthest from their centers, the hard
 inertia and counts, the labels, and for the scalable seeding (k-means||, in
 :mod:`fastrbfkm.seeding`) the oversampling draw and a weighted draw of rows
 without replacement, whose random numbers depend on the global row index
 only (:func:`row_uniforms`).
 Each pass is a map over row blocks followed by a reduction of small results
-(k-, k x d- or d x d-sized): ``PASSES[name]`` holds the block function
+(k-, k x d- or, for narrow data, d x d-sized): ``PASSES[name]`` holds the block function
 ``block(X, w, offset, *args) -> partial``, the associative ``combine(a, b)``
 of two partials (``a`` the earlier rows) and ``finish(partial) -> result``.
 
@@ -30,37 +31,53 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
 from . import _kernels as K
+from ._principal import DENSE_MAX, dense_eigenpairs, lanczos_eigenpairs
 from ._validation import check_centers
 from .seeding import initial_centers
 
 # ---------------------------------------------------------------- the passes
 
 
+class Moments(NamedTuple):
+    """Weighted (or unweighted) moments of the rows, float64."""
+
+    mean: np.ndarray  # (d,)
+    variance: np.ndarray  # (d,) per feature
+    covariance: np.ndarray | None  # (d, d); None above DENSE_MAX features
+
+
+#: Most float64 entries of the sub-blocks the moments convert X into.
+MOMENT_ENTRIES = 1 << 22
+
+
 def _moments_block(X, w, offset, weighted):
-    """``(W, mean, W * cov)`` of a block, float64, by sub-blocks (no float64 copy)."""
+    """``(W, mean, W * cov)`` of a block, float64, by sub-blocks (no float64
+    copy of X); only the diagonal of ``W * cov`` above ``DENSE_MAX`` features."""
     n, d = X.shape
     unit = not (weighted and w.size)
     weights = np.ones(n) if unit else w
     total = float(weights.sum())
     mean = np.zeros(d)
-    step = 65536
+    step = max(1, MOMENT_ENTRIES // max(d, 1))
     for s in range(0, n, step):
         mean += weights[s : s + step] @ X[s : s + step].astype(np.float64)
     mean /= total if total > 0 else 1.0
-    scatter = np.zeros((d, d))
+    scatter = np.zeros((d, d) if d <= DENSE_MAX else d)
     for s in range(0, n, step):
         Xc = X[s : s + step].astype(np.float64)
         Xc -= mean
-        scatter += Xc.T @ (Xc if unit else weights[s : s + step, None] * Xc)
+        Xw = Xc if unit else weights[s : s + step, None] * Xc
+        scatter += Xc.T @ Xw if d <= DENSE_MAX else np.einsum("ij,ij->j", Xc, Xw)
     return total, mean, scatter
 
 
 def _moments_combine(a, b):
-    """Chan et al.'s pairwise update of (weight, mean, scatter)."""
+    """Chan et al.'s pairwise update of (weight, mean, scatter or its diagonal)."""
     wa, ma, Ma = a
     wb, mb, Mb = b
     total = wa + wb
@@ -68,12 +85,16 @@ def _moments_combine(a, b):
         return a
     delta = mb - ma
     mean = ma + delta * (wb / total)
-    return total, mean, Ma + Mb + np.outer(delta, delta) * (wa * wb / total)
+    cross = np.outer(delta, delta) if Ma.ndim == 2 else delta * delta
+    return total, mean, Ma + Mb + cross * (wa * wb / total)
 
 
-def _moments_finish(partial):
+def _moments_finish(partial) -> Moments:
     total, mean, scatter = partial
-    return mean, scatter / total
+    if scatter.ndim == 1:
+        return Moments(mean, scatter / total, None)
+    covariance = scatter / total
+    return Moments(mean, np.diag(covariance).copy(), covariance)
 
 
 def _stats_block(X, w, offset, C, sigma, mode, with_stats=True):
@@ -89,6 +110,10 @@ def _stats_combine(a, b):
 
 def _scatter_block(X, w, offset, C, sigma, mode):
     return K.center_scatter(X, C, w, sigma, mode, np.arange(C.shape[0]))
+
+
+def _scatter_apply_block(X, w, offset, C, sigma, mode, chosen, hard, V):
+    return K.scatter_apply(X, C, w, sigma, mode, chosen, hard, V)
 
 
 def _sum_combine(a, b):
@@ -222,6 +247,7 @@ PASSES: dict[str, Pass] = {
     "moments": Pass(_moments_block, _moments_combine, _moments_finish),
     "stats": Pass(_stats_block, _stats_combine),
     "scatter": Pass(_scatter_block, _sum_combine),
+    "scatter_apply": Pass(_scatter_apply_block, _sum_combine),
     "removal_costs": Pass(_costs_block, _sum_combine),
     "farthest": Pass(_farthest_block, _top_combine, _drop_last, rows_per_block=1 << 16),
     "inertia": Pass(_inertia_block, _sum_combine, rows_per_block=1 << 16),
@@ -291,8 +317,9 @@ class Rows(ABC):
     # The passes of a fit: small results, float64 on the host.
 
     @abstractmethod
-    def moments(self, weighted: bool = True) -> tuple[np.ndarray, np.ndarray]:
-        """Mean ``(d,)`` and covariance ``(d, d)``, weighted or not, float64."""
+    def moments(self, weighted: bool = True) -> Moments:
+        """Mean, per-feature variance and (up to ``DENSE_MAX`` features)
+        covariance, weighted or not, float64."""
 
     @abstractmethod
     def stats(self, C: np.ndarray, sigma: float, mode: int, with_stats: bool = True):
@@ -302,6 +329,25 @@ class Rows(ABC):
     @abstractmethod
     def scatter(self, C: np.ndarray, sigma: float, mode: int):
         """``(N, A)`` of :func:`fastrbfkm._kernels.center_scatter` for every center."""
+
+    def principal(self, C: np.ndarray, sigma: float, mode: int, cells: bool = False):
+        """``(N, values, axes)``: per center, ``N_j`` of :meth:`scatter` and the
+        largest eigenvalue of ``A_j / N_j`` with its unit eigenvector
+        (:mod:`fastrbfkm._principal`). With ``cells``, a pair: that and the
+        same for the hard cells of C (its Voronoi cells). Here from the
+        formed matrices."""
+        N, A = self.scatter(C, sigma, mode)
+        found = (N, *dense_eigenpairs(N, A))
+        return (found, self.principal(C, 0.0, K.HARD)) if cells else found
+
+    def largest_variance(self, moments: Moments) -> float:
+        """The largest eigenvalue of the covariance whose :meth:`moments` are
+        given: from the covariance, or above ``DENSE_MAX`` features as the
+        principal variance around the mean (:meth:`principal`)."""
+        if moments.covariance is not None:
+            return max(float(np.linalg.eigvalsh(moments.covariance)[-1]), 0.0)
+        center = moments.mean[None, :].astype(self.dtype)
+        return float(self.principal(center, 0.0, K.HARD)[1][0])
 
     @abstractmethod
     def removal_costs(self, C: np.ndarray) -> np.ndarray:
@@ -401,7 +447,7 @@ class BlockRows(Rows):
     def reduce(self, name: str, *args):
         """Run the pass ``PASSES[name]`` over every block and reduce it."""
 
-    def moments(self, weighted: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    def moments(self, weighted: bool = True) -> Moments:
         return self.reduce("moments", weighted)
 
     def stats(self, C: np.ndarray, sigma: float, mode: int, with_stats: bool = True):
@@ -409,6 +455,26 @@ class BlockRows(Rows):
 
     def scatter(self, C: np.ndarray, sigma: float, mode: int):
         return self.reduce("scatter", C, sigma, mode)
+
+    def principal(self, C: np.ndarray, sigma: float, mode: int, cells: bool = False):
+        """:meth:`Rows.principal`; above ``DENSE_MAX`` features by Lanczos
+        iterations on the passes ``scatter_apply`` (no d x d matrix), the
+        cells' in the same passes."""
+        if self.d <= DENSE_MAX:
+            return super().principal(C, sigma, mode, cells)
+        k = C.shape[0]
+        chosen = np.tile(np.arange(k), 2 if cells else 1)
+        hard = np.arange(chosen.size) >= k if cells else np.full(k, mode == K.HARD)
+        found = lanczos_eigenpairs(
+            lambda index, V: self.reduce(
+                "scatter_apply", C, sigma, mode, chosen[index], hard[index], V
+            ),
+            chosen.size,
+            self.d,
+        )
+        if not cells:
+            return found
+        return tuple(part[:k] for part in found), tuple(part[k:] for part in found)
 
     def removal_costs(self, C: np.ndarray) -> np.ndarray:
         return self.reduce("removal_costs", C)

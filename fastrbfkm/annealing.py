@@ -139,15 +139,9 @@ class _PathBuilder:
         )
 
 
-def weighted_moments(X: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Weighted mean (d,) and covariance (d, d) of validated X, in float64,
-    by row blocks (no float64 copy of X). ``w`` of length 0: unit weights."""
-    return InMemoryRows(X, w).moments()
-
-
-def critical_from_covariance(cov: np.ndarray, n_clusters: int, mode: int) -> float:
-    """``2 lambda_max`` (softmax) or ``2 sqrt(k) lambda_max`` (entmax15)."""
-    lam = float(np.linalg.eigvalsh(cov)[-1])
+def critical_from_variance(lam: float, n_clusters: int, mode: int) -> float:
+    """``2 lambda_max`` (softmax) or ``2 sqrt(k) lambda_max`` (entmax15),
+    from the largest eigenvalue ``lam`` of the covariance."""
     return 2.0 * lam * (np.sqrt(n_clusters) if mode == K.ENTMAX15 else 1.0)
 
 
@@ -186,7 +180,8 @@ def critical_temperature(
         raise TypeError(f"n_clusters must be a positive integer; got {n_clusters!r}.")
     if n_clusters < 1:
         raise ValueError(f"n_clusters must be a positive integer; got {n_clusters}.")
-    return critical_from_covariance(weighted_moments(X, w)[1], int(n_clusters), mode)
+    rows = InMemoryRows(X, w)
+    return critical_from_variance(rows.largest_variance(rows.moments()), int(n_clusters), mode)
 
 
 #: Most temperatures a schedule may have (a cooling factor so close to 1
@@ -387,12 +382,12 @@ def merge_copies(C: np.ndarray, active: np.ndarray, parent: np.ndarray, radius: 
     """
     idx = np.flatnonzero(active)
     P = C[idx].astype(np.float64)
-    close = ((P[:, None, :] - P[None, :, :]) ** 2).sum(axis=2) <= radius**2
     for a in range(len(idx)):
         if not active[idx[a]]:
             continue
-        for b in range(a + 1, len(idx)):
-            if close[a, b] and active[idx[b]]:
+        close = ((P[a + 1 :] - P[a]) ** 2).sum(axis=1) <= radius**2  # O(k d) memory
+        for b in np.flatnonzero(close) + a + 1:
+            if active[idx[b]]:
                 _park(idx[b], idx[a], active, parent)
 
 
@@ -437,17 +432,9 @@ def candidates(
     """
     chosen = np.flatnonzero(active)
     A = np.ascontiguousarray(C[chosen])
-    N, M = rows.scatter(A, sigma, mode)
+    (_, spread, axes), (mass, cell_spread, _) = rows.principal(A, sigma, mode, cells=True)
     factor = np.sqrt(2.0) if mode == K.ENTMAX15 else 1.0
-    spread = np.zeros(chosen.size)
-    axes = np.zeros((chosen.size, C.shape[1]))
-    for g in range(chosen.size):
-        if N[g] > 0:
-            values, vectors = np.linalg.eigh(M[g] / N[g])
-            spread[g] = max(values[-1], 0.0)
-            axes[g] = vectors[:, -1]
-    _, cells = rows.scatter(A, 0.0, K.HARD)
-    gain = np.array([np.linalg.eigvalsh(cell)[-1] for cell in cells])
+    gain = mass * cell_spread
     wanted = np.argsort(-gain, kind="stable")[: int(np.count_nonzero(~active))]
     return Candidates(chosen[wanted], 2.0 * factor * spread[wanted], spread[wanted], axes[wanted])
 
@@ -567,6 +554,6 @@ def anneal(
     if not (np.isfinite(perturbation) and perturbation >= 0):
         raise ValueError(f"perturbation must be finite and >= 0; got {perturbation!r}.")
     rng = np.random.default_rng(random_state)
-    scale2 = float(np.trace(rows.moments()[1])) / rows.d
+    scale2 = float(rows.moments().variance.sum()) / rows.d
     settings = AnnealSettings(int(max_iter), tol * scale2, scale2, perturbation, stop_when_hard)
     return run_anneal(rows, C0, sig, mode, settings, rng)

@@ -24,7 +24,7 @@ from ._threads import one_blas_thread
 from ._validation import ASSIGNMENTS, as_float_array
 from .annealing import (
     AnnealSettings,
-    critical_from_covariance,
+    critical_from_variance,
     geometric_schedule,
     run_anneal,
 )
@@ -326,7 +326,7 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
         # variance (a pass over the data, skipped when tol is 0).
         tol = 0.0
         if self.tol > 0:
-            tol = float(np.trace(rows.moments(weighted=False)[1])) / d * self.tol
+            tol = float(rows.moments(weighted=False).variance.sum()) / d * self.tol
         n_init = int(self.n_init)
         if not isinstance(self.init, str) and n_init != 1:
             warnings.warn(
@@ -337,13 +337,15 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
             )
             n_init = 1
         soft = mode != K.HARD
-        mean, cov = rows.moments() if soft else (None, None)
-        sigma_c = critical_from_covariance(cov, k, mode) if soft and self.sigma == "auto" else None
+        moments = rows.moments() if soft else None
+        sigma_c = None
+        if soft and self.sigma == "auto":
+            sigma_c = critical_from_variance(rows.largest_variance(moments), k, mode)
 
         best = None
         for run in range(n_init):
             seed = rng.randint(np.iinfo(np.int32).max)
-            result = self._fit_once(rows, mode, k, tol, mean, cov, sigma_c, seed, run)
+            result = self._fit_once(rows, mode, k, tol, moments, sigma_c, seed, run)
             if best is None or result["inertia"] < best["inertia"]:
                 best = result
 
@@ -366,12 +368,12 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
         self.path_ = best["path"] if self.record_path and soft else None
         return self
 
-    def _fit_once(self, rows, mode, k, tol, mean, cov, sigma_c, seed, run) -> dict:
+    def _fit_once(self, rows, mode, k, tol, moments, sigma_c, seed, run) -> dict:
         rng = np.random.default_rng(seed)
         n_iter = 0
         path = None
         if mode != K.HARD and self.sigma == "auto":
-            C = np.repeat(mean[None, :], k, axis=0).astype(rows.dtype)
+            C = np.repeat(moments.mean[None, :], k, axis=0).astype(rows.dtype)
             start = sigma_c / self.cooling
         else:
             C = rows.initial_centers(k, self.init, rng)
@@ -388,7 +390,7 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
         if start is not None and start <= 0:
             start = None  # no spread at all: every center stays on the mean
         if start is not None:
-            scale2 = float(np.trace(cov)) / rows.d
+            scale2 = float(moments.variance.sum()) / rows.d
             if self.sigma_min is not None:
                 schedule = geometric_schedule(start, float(self.sigma_min), self.cooling)
             elif self.sigma == "auto":

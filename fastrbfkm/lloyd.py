@@ -103,13 +103,7 @@ def improve_by_swaps(
     for _ in range(k if k > 1 else 0):
         C = best.centers
         costs = rows.removal_costs(C)
-        N, M = rows.scatter(C, 0.0, K.HARD)
-        spread = np.zeros(k)
-        axes = np.zeros(C.shape)
-        for j in range(k):
-            if N[j] > 0:
-                values, vectors = np.linalg.eigh(M[j] / N[j])
-                spread[j], axes[j] = max(values[-1], 0.0), vectors[:, -1]
+        N, spread, axes = rows.principal(C, 0.0, K.HARD)
         net = 2.0 / np.pi * (N * spread)[None, :] - costs[:, None]  # net[r, s]
         np.fill_diagonal(net, -np.inf)
         order = np.argsort(-net, axis=None, kind="stable")[:candidates]

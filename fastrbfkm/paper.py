@@ -36,7 +36,7 @@ import numpy as np
 
 from ._rows import InMemoryRows
 from ._threads import one_blas_thread
-from .annealing import AnnealPath, anneal, critical_temperature, weighted_moments
+from .annealing import AnnealPath, anneal, critical_temperature
 from .datasets import make_blobs, make_circles, make_moons, make_spiral
 from .lloyd import run_lloyd
 from .objective import (
@@ -225,7 +225,7 @@ def run_one(name, X, assignment, settings: Settings) -> Run:
     violations = int(((lower > slack) | (upper > slack)).sum())
     worst = float(max(lower.max(), upper.max()))
     init, _ = kmeans_plusplus(X, k, random_state=settings.seed)
-    tiny = 1e-12 * float(np.trace(weighted_moments(X, w)[1]))
+    tiny = 1e-12 * float(InMemoryRows(X, w).moments().variance.sum())
     gd = gd_against_lloyd(X, init, assignment, settings.lloyd_steps, tiny)
     measured = measured_critical(X, k, assignment, sigma_c)
     split = np.flatnonzero(path.n_active > 1)

@@ -97,10 +97,29 @@ def kmeans_parallel(rows: Source, k: int, rng: np.random.Generator) -> np.ndarra
     return C[seed_indices(C, k, weights, rng)].copy()
 
 
+#: Most row-distance terms (rows x trials x features x seeds) one kernel call
+#: of k-means++ computes: Ctrl-C is handled between calls.
+SEEDING_CALL_WORK = 1 << 27
+
+
 def seed_indices(X: np.ndarray, k: int, w: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Row indices chosen by greedy k-means++ with ``2 + floor(log k)`` local trials."""
     trials = 2 + int(np.log(k))
-    return K.kmeans_plusplus(X, w, k, rng.random((k, trials)))
+    return greedy_seeds(X, w, rng.random((k, trials)))
+
+
+def greedy_seeds(X: np.ndarray, w: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
+    """:func:`fastrbfkm._kernels.kmeans_plusplus` for all ``k = len(uniforms)``
+    seeds, in calls of at most about :data:`SEEDING_CALL_WORK` terms each
+    (the same seeds as one call)."""
+    n, d = X.shape
+    k, trials = uniforms.shape
+    seeds = np.empty(k, dtype=np.int64)
+    closest = np.empty(n)
+    step = max(1, SEEDING_CALL_WORK // (n * trials * d))
+    for first in range(0, k, step):
+        K.kmeans_plusplus(X, w, seeds, first, min(k, first + step), uniforms, closest)
+    return seeds
 
 
 def kmeans_plusplus(

@@ -147,6 +147,22 @@ def center_scatter(X, C, sigma, assignment, chosen, w=None):
     return N, A
 
 
+def scatter_apply(X, C, sigma, assignment, chosen, hard, V, w=None):
+    """N_j as in center_scatter and U_g = A_j V[g] for j = chosen[g] (hard
+    responsibilities where hard[g]), A_j never formed."""
+    X = np.asarray(X, dtype=np.float64)
+    R = responsibilities(X, C, sigma, assignment)
+    H = responsibilities(X, C, 0.0, "hard")
+    w = weights(w, len(X))
+    N, U = [], []
+    for j, h, v in zip(chosen, hard, V, strict=True):
+        r = H[:, j] if h else R[:, j]
+        psi = r if assignment == "softmax" and not h else np.sqrt(r)
+        N.append(w @ r)
+        U.append((w * psi * ((X - C[j]) @ v)) @ (X - C[j]))
+    return np.array(N), np.array(U).reshape(len(chosen), X.shape[1])
+
+
 def kmeans_plusplus(X, w, k, uniforms):
     """Greedy k-means++ driven by the given U[0, 1) draws (see the kernel)."""
     X = np.asarray(X, dtype=np.float64)

@@ -83,3 +83,31 @@ def test_ctrl_c_ends_the_cli_with_status_130(tmp_path):
         assert err.strip().splitlines()[-1] == "interrupted", err
         assert "Traceback" not in err, err
         assert elapsed < 5, elapsed
+
+
+SEED_FOREVER = textwrap.dedent(
+    """
+    import signal, sys
+    import numpy as np
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    import fastrbfkm as fk
+    X = np.random.default_rng(0).normal(size=(400000, 32)).astype(np.float32)
+    fk.kmeans_plusplus(X[:3000], 256, random_state=0)  # compiled or loaded
+    print("seeding", flush=True)
+    try:
+        for seed in range(10**6):  # each run: ~2e10 distance terms, tens of seconds
+            fk.kmeans_plusplus(X, 256, random_state=seed)
+    except KeyboardInterrupt:
+        print("KeyboardInterrupt", flush=True)
+        sys.exit(0)
+    """
+)
+
+
+def test_ctrl_c_stops_kmeans_plusplus_seeding():
+    """Greedy k-means++ was one kernel call of k passes: Ctrl-C waited for
+    all of them. It now runs in calls of bounded work."""
+    for elapsed, code, out, err in _interrupt([sys.executable, "-c", SEED_FOREVER], [1.0, 2.5]):
+        assert code == 0, err
+        assert "KeyboardInterrupt" in out, (out, err)
+        assert elapsed < 5, elapsed

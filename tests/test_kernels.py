@@ -5,8 +5,10 @@ import numpy as np
 import pytest
 
 import fastrbfkm as fk
+import fastrbfkm.seeding
 from fastrbfkm import _kernels as K
 from fastrbfkm._kernels.chunks import BLOCK_ROWS, MIN_CHUNK_ROWS, chunk_bounds, n_chunks
+from fastrbfkm.seeding import greedy_seeds
 
 from . import naive
 from .helpers import make_problem, tolerance
@@ -20,6 +22,7 @@ SHAPES = [
     (300, 17, 40),  # k above the insertion-sort cutoff of entmax15
     (2 * MIN_CHUNK_ROWS + 77, 4, 9),  # several chunks, the last one short
     (MIN_CHUNK_ROWS + 5, 12, 11),  # d * k above DIRECT_MAX: BLAS blocks, two chunks
+    (MIN_CHUNK_ROWS + 77, 1500, 3),  # wide rows: blocks of block_rows(d) < BLOCK_ROWS rows
 ]
 
 
@@ -276,7 +279,7 @@ def test_removal_costs(shape, dtype):
     np.testing.assert_allclose(costs, ref, rtol=0, atol=tolerance(dtype) * scale)
 
 
-@pytest.mark.parametrize("shape", SHAPES[:-1])
+@pytest.mark.parametrize("shape", SHAPES[:-2])  # d^2 per row: not the two widest
 @pytest.mark.parametrize("assignment", ["hard", "softmax", "entmax15"])
 def test_center_scatter(shape, assignment, dtype):
     X, C, w = make_problem(*shape, dtype=dtype, seed=12)
@@ -290,15 +293,52 @@ def test_center_scatter(shape, assignment, dtype):
     np.testing.assert_allclose(A, A_ref, rtol=0, atol=10 * rtol * (np.abs(A_ref).max() + 1))
 
 
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("assignment", ["hard", "softmax", "entmax15"])
+def test_scatter_apply(shape, assignment, dtype):
+    X, C, w = make_problem(*shape, dtype=dtype, seed=13)
+    chosen = np.arange(C.shape[0] - 1, -1, -2)
+    V = np.random.default_rng(0).standard_normal((chosen.size, X.shape[1]))
+    mode = {"hard": K.HARD, "softmax": K.SOFTMAX, "entmax15": K.ENTMAX15}[assignment]
+    sigma = 0.0 if assignment == "hard" else 0.7
+    hard = np.full(chosen.size, mode == K.HARD)
+    N, U = K.scatter_apply(X, C, w, sigma, mode, chosen, hard, V)
+    N_ref, U_ref = naive.scatter_apply(X, C, sigma, assignment, chosen, hard, V, w)
+    rtol = tolerance(dtype)
+    np.testing.assert_allclose(N, N_ref, rtol=0, atol=10 * rtol * w.sum())
+    np.testing.assert_allclose(U, U_ref, rtol=0, atol=10 * rtol * (np.abs(U_ref).max() + 1))
+    if shape[1] <= 17:  # the product of center_scatter's matrices
+        A = K.center_scatter(X, C, w, sigma, mode, chosen)[1]
+        np.testing.assert_allclose(U, np.einsum("gst,gt->gs", A, V), rtol=1e-10, atol=1e-10)
+    # the hard cells and the soft scatter in one pass
+    both = np.concatenate([chosen, chosen])
+    hard = np.arange(both.size) >= chosen.size
+    V2 = np.concatenate([V, V[::-1]])
+    N, U = K.scatter_apply(X, C, w, sigma, mode, both, hard, V2)
+    N_ref, U_ref = naive.scatter_apply(X, C, sigma, assignment, both, hard, V2, w)
+    np.testing.assert_allclose(N, N_ref, rtol=0, atol=10 * rtol * w.sum())
+    np.testing.assert_allclose(U, U_ref, rtol=0, atol=10 * rtol * (np.abs(U_ref).max() + 1))
+
+
 @pytest.mark.parametrize("shape", [(1, 1, 1), (50, 2, 5), (3000, 3, 9)])
 def test_kmeans_plusplus_kernel(shape, dtype):
     n, d, k = shape
     X, _, w = make_problem(n, d, k, dtype=dtype, seed=14)
     uniforms = np.random.default_rng(1).random((k, 2 + int(np.log(k))))
-    seeds = K.kmeans_plusplus(X, w, k, uniforms)
+    seeds = greedy_seeds(X, w, uniforms)
     np.testing.assert_array_equal(seeds, naive.kmeans_plusplus(X, w, k, uniforms))
-    unit = K.kmeans_plusplus(X, np.empty(0), k, uniforms)
+    unit = greedy_seeds(X, np.empty(0), uniforms)
     np.testing.assert_array_equal(unit, naive.kmeans_plusplus(X, None, k, uniforms))
+
+
+def test_kmeans_plusplus_in_several_calls_is_one_call(monkeypatch):
+    """Seeds chosen over many short kernel calls (so that Ctrl-C is handled
+    between them) are those of a single call."""
+    X, _, w = make_problem(3000, 3, 9, seed=14)
+    uniforms = np.random.default_rng(2).random((9, 4))
+    whole = greedy_seeds(X, w, uniforms)
+    monkeypatch.setattr(fastrbfkm.seeding, "SEEDING_CALL_WORK", 1)  # one seed a call
+    np.testing.assert_array_equal(greedy_seeds(X, w, uniforms), whole)
 
 
 @pytest.mark.parametrize("shape", SHAPES)

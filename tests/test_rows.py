@@ -30,22 +30,22 @@ BOUNDS = [0, 1, 70, 71, 200, 333]
 def test_moments_combine(dtype, weighted, unit):
     X, _, w = make_problem(333, 4, 3, dtype, offset=50.0)
     w = np.empty(0) if unit else w
-    mean, cov = split_pass("moments", X, w, BOUNDS, weighted)
+    mean, variance, cov = split_pass("moments", X, w, BOUNDS, weighted)
     ref = X.astype(np.float64)
     weights = w if (weighted and w.size) else None
     np.testing.assert_allclose(mean, np.average(ref, axis=0, weights=weights), rtol=1e-10)
-    np.testing.assert_allclose(
-        cov, np.cov(ref.T, aweights=weights, bias=True), rtol=1e-8, atol=1e-10
-    )
+    want = np.cov(ref.T, aweights=weights, bias=True)
+    np.testing.assert_allclose(cov, want, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(variance, np.diag(want), rtol=1e-8, atol=1e-10)
 
 
 def test_moments_blocks_without_weight():
     X, _, w = make_problem(333, 3, 2)
     w[:71] = 0.0  # the first blocks carry no weight at all
-    mean, cov = split_pass("moments", X, w, BOUNDS, True)
-    whole_mean, whole_cov = InMemoryRows(X, w).moments()
-    np.testing.assert_allclose(mean, whole_mean, rtol=1e-12)
-    np.testing.assert_allclose(cov, whole_cov, rtol=1e-10)
+    mean, _, cov = split_pass("moments", X, w, BOUNDS, True)
+    whole = InMemoryRows(X, w).moments()
+    np.testing.assert_allclose(mean, whole.mean, rtol=1e-12)
+    np.testing.assert_allclose(cov, whole.covariance, rtol=1e-10)
 
 
 @pytest.mark.parametrize("mode", [K.HARD, K.SOFTMAX, K.ENTMAX15])

@@ -20,6 +20,8 @@ PASSES = {
     "moments": lambda rows, C: rows.moments(),
     "stats": lambda rows, C: rows.stats(C, 0.7, K.ENTMAX15),
     "scatter": lambda rows, C: rows.scatter(C, 0.7, K.SOFTMAX),
+    "principal": lambda rows, C: rows.principal(C, 0.7, K.ENTMAX15)[:2],  # axes: up to sign
+    "largest_variance": lambda rows, C: rows.largest_variance(rows.moments()),
     "removal_costs": lambda rows, C: rows.removal_costs(C),
     "farthest": lambda rows, C: tuple(vars(rows.farthest(C, 3)).values()),
     "inertia": lambda rows, C: rows.inertia(C),

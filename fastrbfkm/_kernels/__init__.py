@@ -50,10 +50,20 @@ center_scatter = _entry(
     ),
     scatter.center_scatter,
 )
+scatter_apply = _entry(
+    lambda X, C, w, sigma, mode, chosen, hard, V: (
+        X.shape[0],
+        C.shape[0] * (X.shape[1] + 1) + 2 * chosen.shape[0] * X.shape[1],
+    ),
+    scatter.scatter_apply,
+)
 entmax15_backward = _entry(_rows_by_columns, entmax.entmax15_backward)
 softmax_backward = _entry(_rows_by_columns, softmax.softmax_backward)
 kmeans_plusplus = _entry(
-    lambda X, w, k, uniforms: (X.shape[0], uniforms.shape[1] * X.shape[1]),
+    lambda X, w, seeds, first, last, uniforms, closest: (
+        X.shape[0],
+        (last - first) * uniforms.shape[1] * X.shape[1],
+    ),
     seeding.kmeans_plusplus,
 )
 transfer_sweeps = deferring_interrupts(transfers.transfer_sweeps)  # sequential
@@ -77,6 +87,7 @@ __all__ = [
     "kmeans_plusplus",
     "removal_costs",
     "responsibilities",
+    "scatter_apply",
     "softmax_backward",
     "squared_distances",
     "stats_and_reconstruction",

@@ -8,7 +8,7 @@ dispatcher, over a block of rows, that every kernel shares.
 import numpy as np
 from numba import njit, prange
 
-from .chunks import BLOCK_ROWS, chunk_bounds, n_chunks
+from .chunks import BLOCK_ROWS, block_rows, chunk_bounds, n_chunks
 from .distances import (
     DIRECT_MAX,
     column_buffers,
@@ -164,14 +164,15 @@ def hard_assign(X, C, w, with_mind=True):
     mind = np.empty(n if with_mind else 0, dtype=X.dtype)
     chunks = n_chunks(n, 1)
     partial = np.zeros(chunks)
+    step = block_rows(d)
     for c in prange(chunks):
         start, stop = chunk_bounds(n, chunks, c)
         xbuf, _ = distance_buffers(X, 0)
         xt, dist, best, second, nearest = nearest_buffers(X)
         Cs, DT = column_buffers(X, Ct)
         acc = 0.0
-        for b in range(start, stop, BLOCK_ROWS):
-            e = min(stop, b + BLOCK_ROWS)
+        for b in range(start, stop, step):
+            e = min(stop, b + step)
             if direct:
                 nearest_rows(X, b, e, mu, Ct, xt, dist, best, second, nearest)
             else:
@@ -197,12 +198,13 @@ def responsibilities(X, C, sigma, mode):
     mu, Ct, cnorm = prepare_centers(C)
     out = np.empty((n, k), dtype=X.dtype)
     chunks = n_chunks(n, 0)
+    step = block_rows(max(X.shape[1], k))
     for c in prange(chunks):
         start, stop = chunk_bounds(n, chunks, c)
         xbuf, D = distance_buffers(X, k)
-        E, R, work, emin, arg, F = soft_buffers(k)
-        for b in range(start, stop, BLOCK_ROWS):
-            e = min(stop, b + BLOCK_ROWS)
+        E, R, work, emin, arg, F = soft_buffers(k, step)
+        for b in range(start, stop, step):
+            e = min(stop, b + step)
             sqdist_rows(X, b, e, mu, Ct, cnorm, xbuf, D)
             load_gaps(D, e - b, E, emin, arg)
             assign_block(mode, E, e - b, sigma, emin, arg, R, F, work)
@@ -218,11 +220,12 @@ def assign_logits(Z, mode):
     n, k = Z.shape
     out = np.empty_like(Z)
     chunks = n_chunks(n, 0)
+    step = block_rows(k)
     for c in prange(chunks):
         start, stop = chunk_bounds(n, chunks, c)
-        E, R, work, emin, arg, F = soft_buffers(k)
-        for b in range(start, stop, BLOCK_ROWS):
-            e = min(stop, b + BLOCK_ROWS)
+        E, R, work, emin, arg, F = soft_buffers(k, step)
+        for b in range(start, stop, step):
+            e = min(stop, b + step)
             for i in range(b, e):
                 for j in range(k):
                     E[i - b, j] = -np.float64(Z[i, j])
@@ -244,11 +247,12 @@ def removal_costs(X, C, w):
     mu, Ct, cnorm = prepare_centers(C)
     chunks = n_chunks(n, k)
     partial = np.zeros((chunks, k))
+    step = block_rows(X.shape[1])
     for c in prange(chunks):
         start, stop = chunk_bounds(n, chunks, c)
         xbuf, D = distance_buffers(X, k)
-        for b in range(start, stop, BLOCK_ROWS):
-            e = min(stop, b + BLOCK_ROWS)
+        for b in range(start, stop, step):
+            e = min(stop, b + step)
             sqdist_rows(X, b, e, mu, Ct, cnorm, xbuf, D)
             for i in range(b, e):
                 row = D[i - b]

@@ -11,7 +11,7 @@ instead (exact, and cheaper than a BLAS call per block).
 import numpy as np
 from numba import njit, prange
 
-from .chunks import BLOCK_ROWS, chunk_bounds, n_chunks
+from .chunks import block_rows, chunk_bounds, n_chunks
 
 #: Up to this many products d * k, distances are summed differences instead
 #: of a BLAS product per block.
@@ -54,9 +54,10 @@ def prepare_centers(C):
 @njit(cache=True)
 def distance_buffers(X, k):
     """Per-chunk work arrays of :func:`sqdist_rows`: ``(xbuf, D)``, in X's dtype."""
+    rows = block_rows(X.shape[1])
     return (
-        np.empty((BLOCK_ROWS, X.shape[1]), dtype=X.dtype),
-        np.empty((BLOCK_ROWS, k), dtype=X.dtype),
+        np.empty((rows, X.shape[1]), dtype=X.dtype),
+        np.empty((rows, k), dtype=X.dtype),
     )
 
 
@@ -97,11 +98,11 @@ def shifted_block(X, start, m, mu, xbuf):
 
 @njit(cache=True)
 def sqdist_rows(X, start, stop, mu, Ct, cnorm, xbuf, out):
-    """Squared distances of rows ``start:stop`` (at most ``BLOCK_ROWS``) of X
+    """Squared distances of rows ``start:stop`` (at most :func:`~.chunks.block_rows`) of X
     into ``out[:stop-start]``.
 
-    ``xbuf`` is a ``(BLOCK_ROWS, d)`` work array and ``out`` is
-    ``(BLOCK_ROWS, k)``, both in X's dtype. The cross terms are one BLAS
+    ``xbuf`` is a ``(rows, d)`` work array and ``out`` is
+    ``(rows, k)`` (:func:`distance_buffers`), both in X's dtype. The cross terms are one BLAS
     matrix product per block (run it with BLAS on one thread: the chunks are
     already parallel); rows past ``stop`` are zero-filled and ignored. When
     ``d * k <= DIRECT_MAX`` the distances are summed squared differences.
@@ -126,21 +127,21 @@ def sqdist_rows(X, start, stop, mu, Ct, cnorm, xbuf, out):
 def column_buffers(X, Ct):
     """Work arrays of :func:`sqdist_cols`: ``(Cs, DT)``, the shifted centers
     ``(k, d)`` (``Ct`` transposed) and the transposed distance block
-    ``(k, BLOCK_ROWS)``, in X's dtype."""
+    ``(k, block_rows(d))``, in X's dtype."""
     d, k = Ct.shape
     Cs = np.empty((k, d), dtype=X.dtype)
     for j in range(k):
         for t in range(d):
             Cs[j, t] = Ct[t, j]
-    return Cs, np.empty((k, BLOCK_ROWS), dtype=X.dtype)
+    return Cs, np.empty((k, block_rows(d)), dtype=X.dtype)
 
 
 @njit(cache=True)
 def sqdist_cols(X, start, stop, mu, Cs, cnorm, xbuf, DT, best, arg):
     """:func:`sqdist_rows` transposed, with each row's nearest center.
 
-    The squared distances of rows ``start:stop`` (at most ``BLOCK_ROWS``)
-    go to ``DT[:, :stop-start]`` (``(k, BLOCK_ROWS)``, X's dtype) as one
+    The squared distances of rows ``start:stop`` (at most ``block_rows(d)``)
+    go to ``DT[:, :stop-start]`` (``(k, block_rows(d))``, X's dtype) as one
     BLAS product ``Cs @ xbuf.T``; in the same sweep, clamped at zero column
     by column, each row's nearest center (ties to the lowest index) and its
     squared distance go to ``arg`` and ``best``. Every step runs across the
@@ -169,19 +170,20 @@ def sqdist_cols(X, start, stop, mu, Cs, cnorm, xbuf, DT, best, arg):
 @njit(cache=True)
 def nearest_buffers(X):
     """Per-chunk work arrays of :func:`nearest_rows`: ``(xt, dist, best, second, arg)``."""
-    block = np.empty(BLOCK_ROWS, dtype=X.dtype)
+    rows = block_rows(X.shape[1])
+    block = np.empty(rows, dtype=X.dtype)
     return (
-        np.empty((X.shape[1], BLOCK_ROWS), dtype=X.dtype),
+        np.empty((X.shape[1], rows), dtype=X.dtype),
         block,
         np.empty_like(block),
         np.empty_like(block),
-        np.empty(BLOCK_ROWS, dtype=np.int64),
+        np.empty(rows, dtype=np.int64),
     )
 
 
 @njit(cache=True)
 def nearest_rows(X, start, stop, mu, Ct, xt, dist, best, second, arg):
-    """For rows ``start:stop`` (at most ``BLOCK_ROWS``), when
+    """For rows ``start:stop`` (at most ``block_rows(d)``), when
     ``d * k <= DIRECT_MAX``: the nearest center into ``arg`` (ties to the
     lowest index), its squared distance into ``best`` and the second-smallest
     squared distance into ``second`` (``inf`` when k = 1).
@@ -225,11 +227,12 @@ def squared_distances(X, C):
     mu, Ct, cnorm = prepare_centers(C)
     out = np.empty((n, k), dtype=X.dtype)
     chunks = n_chunks(n, 0)
+    step = block_rows(X.shape[1])
     for c in prange(chunks):
         start, stop = chunk_bounds(n, chunks, c)
         xbuf, D = distance_buffers(X, k)
-        for b in range(start, stop, BLOCK_ROWS):
-            e = min(stop, b + BLOCK_ROWS)
+        for b in range(start, stop, step):
+            e = min(stop, b + step)
             sqdist_rows(X, b, e, mu, Ct, cnorm, xbuf, D)
             out[b:e] = D[: e - b]
     return out

@@ -6,6 +6,11 @@ For center j, ``A_j = sum_i w_i psi(r_ij) (x_i - c_j)(x_i - c_j)^T`` with
 the temperature below which coincident copies of center j split apart
 (the critical temperature of docs/conventions.md, generalised from the
 all-at-the-mean start to any group of coincident centers).
+
+:func:`center_scatter` forms the ``(m, d, d)`` matrices; for wide data
+:func:`scatter_apply` gives their products with one vector per center
+without forming them (each a pass over X: the Lanczos iterations of
+:mod:`fastrbfkm._principal`).
 """
 
 import math
@@ -14,7 +19,7 @@ import numpy as np
 from numba import njit, prange
 
 from .assignment import SOFTMAX, assign_block, load_gaps, soft_buffers
-from .chunks import BLOCK_ROWS, chunk_bounds, n_chunks
+from .chunks import block_rows, chunk_bounds, n_chunks
 from .distances import distance_buffers, prepare_centers, sqdist_rows
 
 
@@ -32,13 +37,14 @@ def center_scatter(X, C, w, sigma, mode, chosen):
     chunks = n_chunks(n, m * (d * d + 1))
     N_part = np.zeros((chunks, m))
     A_part = np.zeros((chunks, m, d, d))
+    step = block_rows(d)
     for c in prange(chunks):
         start, stop = chunk_bounds(n, chunks, c)
         xbuf, D = distance_buffers(X, k)
         diff = np.empty(d)
         E, R, work, emin, arg, F = soft_buffers(k)
-        for b in range(start, stop, BLOCK_ROWS):
-            e = min(stop, b + BLOCK_ROWS)
+        for b in range(start, stop, step):
+            e = min(stop, b + step)
             sqdist_rows(X, b, e, mu, Ct, cnorm, xbuf, D)
             load_gaps(D, e - b, E, emin, arg)
             assign_block(mode, E, e - b, sigma, emin, arg, R, F, work)
@@ -64,3 +70,65 @@ def center_scatter(X, C, w, sigma, mode, chosen):
         N += N_part[c]
         A += A_part[c]
     return N, A
+
+
+@njit(cache=True, parallel=True)
+def scatter_apply(X, C, w, sigma, mode, chosen, hard, V):
+    """``(N, U)``: ``U[g] = A_g V[g]`` for the centers ``C[chosen]`` (``A_g``
+    as in :func:`center_scatter`, never formed), responsibilities over all of C.
+
+    Where ``hard[g]`` is True, ``A_g`` is the scatter of the hard
+    responsibilities (the Voronoi cell of the center) whatever ``mode`` is,
+    so that one pass serves both kinds. ``V`` is ``(m, d)`` float64; ``N`` is
+    ``(m,)`` and ``U`` ``(m, d)``, float64. Each row adds ``w_i psi(r_ij)
+    ((x_i - c_j) . v) (x_i - c_j)``, the differences taken in float64. ``w``
+    of length 0 means unit weights.
+    """
+    n, d = X.shape
+    k = C.shape[0]
+    m = chosen.shape[0]
+    mu, Ct, cnorm = prepare_centers(C)
+    chunks = n_chunks(n, m * (d + 1))
+    N_part = np.zeros((chunks, m))
+    U_part = np.zeros((chunks, m, d))
+    step = block_rows(d)
+    soft = False
+    for g in range(m):
+        soft = soft or not hard[g]
+    for c in prange(chunks):
+        start, stop = chunk_bounds(n, chunks, c)
+        xbuf, D = distance_buffers(X, k)
+        diff = np.empty(d)
+        E, R, work, emin, arg, F = soft_buffers(k, step)
+        for b in range(start, stop, step):
+            e = min(stop, b + step)
+            sqdist_rows(X, b, e, mu, Ct, cnorm, xbuf, D)
+            load_gaps(D, e - b, E, emin, arg)
+            if soft:
+                assign_block(mode, E, e - b, sigma, emin, arg, R, F, work)
+            for i in range(b, e):
+                wi = w[i] if w.shape[0] else 1.0
+                for g in range(m):
+                    j = chosen[g]
+                    if hard[g]:
+                        rj = 1.0 if arg[i - b] == j else 0.0
+                    else:
+                        rj = R[i - b, j]
+                    if rj == 0.0:
+                        continue
+                    N_part[c, g] += wi * rj
+                    coef = wi * (rj if mode == SOFTMAX and not hard[g] else math.sqrt(rj))
+                    along = 0.0
+                    for t in range(d):
+                        diff[t] = np.float64(X[i, t]) - C[j, t]
+                        along += diff[t] * V[g, t]
+                    along *= coef
+                    U = U_part[c, g]
+                    for t in range(d):
+                        U[t] += along * diff[t]
+    N = np.zeros(m)
+    U = np.zeros((m, d))
+    for c in range(chunks):
+        N += N_part[c]
+        U += U_part[c]
+    return N, U

@@ -28,29 +28,32 @@ def _cumulative_weights(w, out, unit):
 
 
 @njit(cache=True, parallel=True)
-def kmeans_plusplus(X, w, k, uniforms):
-    """Indices of k seeds chosen by greedy k-means++.
+def kmeans_plusplus(X, w, seeds, first, last, uniforms, closest):
+    """Seeds ``first .. last - 1`` of greedy k-means++, into ``seeds``.
 
-    ``w`` are float64 weights (length n, or 0 for unit weights); ``uniforms`` is ``(k, trials)`` of
-    U[0, 1) draws: ``uniforms[0, 0]`` picks the first seed with probability
-    proportional to ``w``, row ``c`` the ``trials`` candidates for seed ``c``
-    (with probability proportional to ``w`` times the squared distance to the
-    closest seed so far), of which the one giving the lowest potential wins.
+    ``w`` are float64 weights (length n, or 0 for unit weights); ``uniforms``
+    is ``(k, trials)`` of U[0, 1) draws: ``uniforms[0, 0]`` picks the first
+    seed with probability proportional to ``w``, row ``c`` the ``trials``
+    candidates for seed ``c`` (with probability proportional to ``w`` times
+    the squared distance to the closest seed so far), of which the one giving
+    the lowest potential wins. ``closest`` (float64, n) holds each row's
+    squared distance to its closest seed so far and is updated, so that the
+    seeds can be chosen over several calls (each one short enough for Ctrl-C
+    to be handled between them) with the result of a single call.
     """
     n = X.shape[0]
     trials = uniforms.shape[1]
     chunks = n_chunks(n, trials)
     unit = w.shape[0] == 0
-    seeds = np.empty(k, dtype=np.int64)
-    cumulative = np.empty(n)  # reused: two float64 vectors of n in all
-    _cumulative_weights(w, cumulative, unit)
-    seeds[0] = _pick(cumulative, uniforms[0, 0] * cumulative[-1])
-    closest = np.empty(n)
-    for i in prange(n):
-        closest[i] = row_sqdist(X, i, X, seeds[0])
+    cumulative = np.empty(n)  # with closest: two float64 vectors of n in all
+    if first == 0:
+        _cumulative_weights(w, cumulative, unit)
+        seeds[0] = _pick(cumulative, uniforms[0, 0] * cumulative[-1])
+        for i in prange(n):
+            closest[i] = row_sqdist(X, i, X, seeds[0])
     candidates = np.empty(trials, dtype=np.int64)
     partial = np.zeros((chunks, trials))
-    for c in range(1, k):
+    for c in range(max(first, 1), last):
         acc = 0.0
         for i in range(n):
             acc += closest[i] if unit else w[i] * closest[i]
@@ -78,4 +81,3 @@ def kmeans_plusplus(X, w, k, uniforms):
         seeds[c] = candidates[best]
         for i in prange(n):
             closest[i] = min(closest[i], row_sqdist(X, i, X, seeds[c]))
-    return seeds

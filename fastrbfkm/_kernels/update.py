@@ -19,7 +19,7 @@ from .assignment import (
     row_argmin,
     soft_buffers,
 )
-from .chunks import BLOCK_ROWS, chunk_bounds, n_chunks
+from .chunks import BLOCK_ROWS, block_rows, chunk_bounds, n_chunks
 from .distances import (
     DIRECT_MAX,
     column_buffers,
@@ -181,6 +181,7 @@ def _block_pass(X, C, w, sigma, mode, with_stats, xhat):
             C64[j, t] = C[j, t]
     scale, limit = reach(mode, sigma if not hard else 1.0)
     cap = soft_rows(k)
+    step = block_rows(d)
     for c in prange(chunks):
         start, stop = chunk_bounds(n, chunks, c)
         xbuf, D = distance_buffers(X, k)
@@ -191,16 +192,16 @@ def _block_pass(X, C, w, sigma, mode, with_stats, xhat):
             Cs = np.empty((0, d), dtype=X.dtype)
             DT = np.empty((0, 0), dtype=X.dtype)
         E, R, work, emin, arg, F = soft_buffers(0 if hard else k, cap)
-        rows = np.empty(BLOCK_ROWS, dtype=np.int64)
-        Rg = np.empty((BLOCK_ROWS if gemm else 0, k))
-        Xg = np.empty((BLOCK_ROWS if gemm else 0, d))
+        rows = np.empty(step, dtype=np.int64)
+        Rg = np.empty((step if gemm else 0, k))
+        Xg = np.empty((step if gemm else 0, d))
         Sg = np.empty((k, d) if gemm else (0, 0))
-        XH = np.empty((cap if rebuild else 0, d))
+        XH = np.empty((min(cap, step) if rebuild else 0, d))
         N = N_part[c]
         S = S_part[c]
         acc = sum_part[c]
-        for b in range(start, stop, BLOCK_ROWS):
-            e = min(stop, b + BLOCK_ROWS)
+        for b in range(start, stop, step):
+            e = min(stop, b + step)
             # Distances, and each row's nearest center: for hard rows
             # transposed, so that the argmin runs across rows in SIMD lanes;
             # for soft rows row by row, so that they are gathered contiguously.

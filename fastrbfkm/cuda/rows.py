@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda
 
-from .._rows import Farthest, Rows, draw_keys, oversample_index
+from .._rows import Farthest, Moments, Rows, draw_keys, oversample_index
 from . import arrays, passes, seeding
 from .config import TILE, cdiv
 from .distances import square_root
@@ -61,8 +61,11 @@ class DeviceRows(Rows):
     def like_input(self, array: np.ndarray):
         return array if self.on_host else cuda.to_device(array)
 
-    def moments(self, weighted: bool = True) -> tuple[np.ndarray, np.ndarray]:
-        return passes.moments(self.X, self.w if weighted else passes.empty(), self.ws)
+    def moments(self, weighted: bool = True) -> Moments:
+        """As the CPU's, with the covariance formed on the device whatever d
+        is (the CUDA source keeps d x d matrices for wide data)."""
+        mean, cov = passes.moments(self.X, self.w if weighted else passes.empty(), self.ws)
+        return Moments(mean, np.diag(cov).copy(), cov)
 
     def stats(self, C: np.ndarray, sigma: float, mode: int, with_stats: bool = True):
         C = self._centers(C)

@@ -1,0 +1,112 @@
+"""The largest principal variance and axis of the data around each center.
+
+Annealing needs, per center j, the largest eigenpair of ``A_j / N_j``, the
+responsibility-weighted scatter of :mod:`fastrbfkm._kernels.scatter` (its
+critical temperature and the axis a spare center splits off along), and a
+fit needs the largest eigenvalue of the data's covariance (the same with one
+center on the mean and hard responsibilities).
+
+Up to :data:`DENSE_MAX` features the ``d x d`` matrices are formed in one
+pass and handed to LAPACK. Above it they would not fit (d = 100000 is 80 GB
+per matrix), so the eigenpairs come from Lanczos iterations on the products
+``A_j v`` (:func:`fastrbfkm._kernels.scatter_apply`), one pass over X per
+iteration for all centers together: memory ``O(q k d)`` for ``q <=``
+:data:`LANCZOS_STEPS` basis vectors per center, in groups of centers that
+keep the basis within :data:`BASIS_BUDGET` floats.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+#: Most features for which the scatter matrices are formed.
+DENSE_MAX = 256
+#: Most Lanczos steps (passes over X) per eigenpair.
+LANCZOS_STEPS = 20
+#: A Ritz pair is taken once its residual is at most this times its value.
+LANCZOS_RTOL = 1e-6
+#: Most float64 entries of the Lanczos bases held at once (256 MiB).
+BASIS_BUDGET = 1 << 25
+
+
+def dense_eigenpairs(N: np.ndarray, A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(values, axes)``: the largest eigenvalue of ``A[g] / N[g]`` (at
+    least 0) and its unit eigenvector; zeros where ``N[g] = 0``."""
+    m, d = A.shape[:2]
+    values = np.zeros(m)
+    axes = np.zeros((m, d))
+    for g in range(m):
+        if N[g] > 0:
+            lam, vectors = np.linalg.eigh(A[g] / N[g])
+            values[g], axes[g] = max(lam[-1], 0.0), vectors[:, -1]
+    return values, axes
+
+
+def lanczos_eigenpairs(
+    apply: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]], m: int, d: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(N, values, axes)`` as :func:`dense_eigenpairs` from products only.
+
+    ``apply(index, V)`` returns ``(N, U)`` with ``U[g] = A_j V[g]`` for the
+    centers ``j = index[g]`` (one pass over X). Every center runs its own
+    Lanczos recurrence with full reorthogonalization, all in lock step from
+    the same fixed start vector (results do not depend on a random state),
+    until the residual of its largest Ritz pair is within
+    :data:`LANCZOS_RTOL` of its value, its Krylov space is exhausted, or
+    after :data:`LANCZOS_STEPS` steps. The Ritz value never exceeds the
+    eigenvalue; on spectra without a gap at the top (noise) it may stop
+    short of it by a little, and the axis is then a mixture of the leading
+    directions.
+    """
+    steps = min(d, LANCZOS_STEPS)
+    start = np.random.default_rng(0).standard_normal(d)
+    start /= np.linalg.norm(start)
+    N = np.zeros(m)
+    values = np.zeros(m)
+    axes = np.zeros((m, d))
+    group = max(1, BASIS_BUDGET // ((steps + 1) * d))
+    for first in range(0, m, group):
+        index = np.arange(first, min(m, first + group))
+        N[index], values[index], axes[index] = _lanczos_group(apply, index, start, steps)
+    return N, values, axes
+
+
+def _lanczos_group(apply, index, start, steps):
+    """:func:`lanczos_eigenpairs` for the centers ``index``."""
+    g, d = index.size, start.size
+    Q = np.zeros((g, steps + 1, d))
+    Q[:, 0] = start
+    T = np.zeros((g, steps, steps))  # the tridiagonal Lanczos matrices
+    N = np.zeros(g)
+    values = np.zeros(g)
+    axes = np.zeros((g, d))
+    running = np.ones(g, dtype=bool)
+    for j in range(steps):
+        live = np.flatnonzero(running)
+        counts, U = apply(index[live], Q[live, j])
+        if j == 0:
+            N[live] = counts
+        for r, c in enumerate(live):
+            if N[c] <= 0:  # a center without mass has no spread
+                running[c] = False
+                continue
+            basis = Q[c, : j + 1]
+            w = U[r] / N[c]
+            T[c, j, j] = w @ basis[j]
+            for _ in range(2):  # full reorthogonalization (twice is enough)
+                w -= (basis @ w) @ basis
+            beta = float(np.linalg.norm(w))
+            lam, Y = np.linalg.eigh(T[c, : j + 1, : j + 1])
+            values[c] = max(lam[-1], 0.0)
+            axes[c] = Y[:, -1] @ basis
+            scale = max(abs(lam[-1]), abs(lam[0]))
+            if beta * abs(Y[-1, -1]) <= LANCZOS_RTOL * scale or beta <= 1e-14 * scale:
+                running[c] = False  # converged, or the Krylov space is exhausted
+            elif j + 1 < steps:
+                Q[c, j + 1] = w / beta
+                T[c, j, j + 1] = T[c, j + 1, j] = beta
+        if not running.any():
+            break
+    return N, values, axes
