@@ -220,7 +220,7 @@ def open_rows(
         X = as_device(X)  # a numba view of CuPy or torch memory
         if X.ndim == 2:
             known(X.shape)
-        return DeviceRows.from_input(X, sample_weight)
+        return DeviceRows.from_input(X, sample_weight, fitting=fit)
 
     if is_dask_array(X):
         if backend == "cuda":
@@ -281,5 +281,6 @@ def _host_array(X, estimator, fit: bool) -> np.ndarray:
             if fitted is not None:
                 options["dtype"] = fitted.dtype
             X = validate_data(estimator, X, reset=False, **options)
-        return as_float_array(X, "X", dtype=X.dtype, coordinates=True)  # magnitude only
-    return as_float_array(X, "X", coordinates=True)
+        # magnitude only
+        return as_float_array(X, "X", dtype=X.dtype, coordinates=True, fitting=fit)
+    return as_float_array(X, "X", coordinates=True, fitting=fit)

@@ -121,7 +121,7 @@ class StreamedRows(BlockRows):
                 if self.convert:
                     np.copyto(block, target, casting="unsafe")
                 if not self._checked:
-                    as_float_array(block, "X", dtype=self.dtype, coordinates=True)
+                    as_float_array(block, "X", dtype=self.dtype, coordinates=True, fitting=True)
                 yield start, block
         self._checked = True
 

@@ -44,13 +44,16 @@ def as_float_array(
     ndim: int | tuple[int, ...] = 2,
     dtype: np.dtype | None = None,
     coordinates: bool = False,
+    fitting: bool = False,
 ) -> np.ndarray:
     """Return ``array`` as a C-contiguous float32/float64 array of ``ndim``
     dimensions, non-empty along every axis and free of NaN and inf.
 
     With ``coordinates=True`` the rows are points whose squared distances
     (formed around the centers' mean, so from coordinates up to twice the
-    largest magnitude) must be representable in the dtype.
+    largest magnitude) must be representable in the dtype; with ``fitting``
+    too they are data to learn centers from, whose squares must not
+    underflow (:func:`check_value_range`).
     """
     refuse_tensor_with_grad(array, name)
     try:
@@ -71,16 +74,32 @@ def as_float_array(
     if array.ndim == 2 and array.shape[1] == 0:
         raise ValueError(f"{name} must have at least one column; got shape {array.shape}.")
     array = np.ascontiguousarray(array, dtype=target)
-    check_value_range(float(array.min()), float(array.max()), name, target, array, coordinates)
+    lo, hi = float(array.min()), float(array.max())
+    check_value_range(lo, hi, name, target, array, coordinates, fitting)
     return array
 
 
+def smallest_magnitude(dtype: np.dtype) -> float:
+    """The smallest largest magnitude of data a fit learns from: below it the
+    squares of the coordinates are subnormal in ``dtype`` (or zero), so that
+    every squared distance is lost and every point looks like every other."""
+    return float(np.sqrt(np.finfo(dtype).tiny))
+
+
 def check_value_range(
-    lo: float, hi: float, name: str, dtype: np.dtype, array, coordinates: bool
+    lo: float,
+    hi: float,
+    name: str,
+    dtype: np.dtype,
+    array,
+    coordinates: bool,
+    fitting: bool = False,
 ) -> None:
     """Raise unless the smallest and largest values ``lo`` and ``hi`` of
     ``array`` (anything with a shape: a block, a lazy array) are finite and,
-    for coordinates, small enough for squared distances in ``dtype``."""
+    for coordinates, small enough for squared distances in ``dtype``; with
+    ``fitting`` (data a fit learns from), unless zero, large enough for them
+    (:func:`smallest_magnitude`)."""
     if not (np.isfinite(lo) and np.isfinite(hi)):
         raise ValueError(f"{name} contains NaN or infinity.")
     if coordinates:
@@ -90,6 +109,15 @@ def check_value_range(
             raise ValueError(
                 f"{name} has values up to {magnitude:.3g}: squared distances would overflow "
                 f"{dtype}; rescale the data (the largest usable magnitude is {limit:.3g})."
+            )
+        smallest = smallest_magnitude(dtype)
+        if fitting and 0.0 < magnitude < smallest:
+            factor = -int(np.floor(np.log2(magnitude)))  # to a largest magnitude in [1, 2)
+            raise ValueError(
+                f"{name} has values only up to {magnitude:.3g}: their squares underflow "
+                f"{dtype}, so every squared distance would be lost; rescale the data, e.g. "
+                f"multiply it by 2.0**{factor} (exact for a power of two; the smallest "
+                f"usable magnitude is {smallest:.3g})."
             )
 
 
@@ -155,6 +183,14 @@ def check_weight_range(lowest: float, total: float) -> None:
         raise ValueError(
             "sample_weight sums to more than the largest float64 (the weighted sums would "
             "overflow); divide the weights by a common factor, which changes nothing else."
+        )
+    smallest = np.finfo(np.float64).tiny / np.finfo(np.float64).eps
+    if total < smallest:
+        raise ValueError(
+            f"sample_weight sums to only {total:.3g}: the weighted sums would be subnormal "
+            f"and lose their precision; multiply the weights by a common factor (the "
+            f"smallest usable sum is {smallest:.3g}), which changes nothing but the scale "
+            "of weighted totals."
         )
 
 

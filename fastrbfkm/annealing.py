@@ -174,7 +174,7 @@ def critical_temperature(
     mode = check_assignment(assignment)
     if mode == K.HARD:
         raise ValueError("assignment must be 'softmax' or 'entmax15': hard has no temperature.")
-    X = as_float_array(X, "X", coordinates=True)
+    X = as_float_array(X, "X", coordinates=True, fitting=True)
     w = check_sample_weight(sample_weight, X.shape[0])
     if isinstance(n_clusters, bool) or not isinstance(n_clusters, (int, np.integer)):
         raise TypeError(f"n_clusters must be a positive integer; got {n_clusters!r}.")

@@ -143,15 +143,16 @@ def _on_kernels(func, *args):
             numba.set_num_threads(previous)
 
 
-def _chunk(X: np.ndarray, check: bool) -> np.ndarray:
+def _chunk(X: np.ndarray, check: bool, fitting: bool = False) -> np.ndarray:
     X = np.ascontiguousarray(X)
     if check and X.shape[0]:  # a chunk may be empty (after filtering rows, say)
-        as_float_array(X, "X", dtype=X.dtype, coordinates=True)
+        as_float_array(X, "X", dtype=X.dtype, coordinates=True, fitting=fitting)
     return X
 
 
-def _block_task(name: str, check: bool, X, w, offset: int, *args):
-    return _on_kernels(PASSES[name].block, _chunk(X, check), np.ascontiguousarray(w), offset, *args)
+def _block_task(name: str, check: bool, fitting: bool, X, w, offset: int, *args):
+    X = _chunk(X, check, fitting)
+    return _on_kernels(PASSES[name].block, X, np.ascontiguousarray(w), offset, *args)
 
 
 #: Partials combined by one task of the reduction tree (as ``split_every`` in
@@ -221,6 +222,7 @@ class DaskRows(BlockRows):
         self.source = X
         self.X, self.w = X, w
         self._persist = persist  # at the first pass: nothing is computed before
+        self._fitting = persist  # the data of a fit (checked as such)
         self.n, self.d = X.shape
         self.dtype = X.dtype
         self.weight = float(weight)
@@ -243,7 +245,7 @@ class DaskRows(BlockRows):
         shared = [delayed(a) if isinstance(a, np.ndarray) else a for a in args]
         check = not self._checked  # the first pass checks the values of every chunk
         parts = [
-            delayed(_block_task, pure=False)(name, check, X, w, int(offset), *shared)
+            delayed(_block_task, pure=False)(name, check, self._fitting, X, w, int(offset), *shared)
             for X, w, offset in zip(blocks, weights, self.offsets, strict=True)
         ]
         (partial,) = dask.compute(_tree(name, parts), optimize_graph=False)

@@ -145,7 +145,7 @@ def kmeans_plusplus(
     indices : ndarray of shape (n_clusters,)
         Their rows in X.
     """
-    X = as_float_array(X, "X", coordinates=True)
+    X = as_float_array(X, "X", coordinates=True, fitting=True)
     w = check_sample_weight(sample_weight, X.shape[0])
     if isinstance(n_clusters, bool) or not isinstance(n_clusters, (int, np.integer)):
         raise TypeError(f"n_clusters must be a positive integer; got {n_clusters!r}.")

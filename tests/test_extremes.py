@@ -141,3 +141,61 @@ def test_backward_of_huge_finite_gradients_is_finite(name):
     assert np.isfinite(out).all()
     # the same as the exact product on gradients scaled down (a power of two)
     np.testing.assert_allclose(out, 4 * backward(R, G / 4), rtol=1e-12)
+
+
+def separated(dtype, scale):
+    rng = np.random.default_rng(4)
+    X = np.concatenate([rng.normal(-4, 1, (60, 2)), rng.normal(4, 1, (60, 2))])
+    return (X * scale).astype(dtype)
+
+
+@pytest.mark.parametrize(("dtype", "scale"), [(np.float64, 1e-160), (np.float32, 1e-25)])
+def test_data_too_tiny_to_fit_is_refused_with_the_rescaling(dtype, scale, tmp_path):
+    """Coordinates whose squares underflow once gave all-zero distances and a
+    one-cluster fit without a word; every fit entry point now names X and the
+    power of two to multiply it by, after which the fit is the fit of the
+    same data at unit scale."""
+    X = separated(dtype, scale)
+    fits = {
+        "RBFKMeans": lambda X: fk.RBFKMeans(2, random_state=0).fit(X),
+        "hard": lambda X: fk.RBFKMeans(2, assignment="hard", random_state=0).fit(X),
+        "kmeans_plusplus": lambda X: fk.kmeans_plusplus(X, 2, random_state=0),
+        "critical_temperature": lambda X: fk.critical_temperature(X, 2),
+        "anneal": lambda X: fk.anneal(X, X[:2], [1.0, 0.5]),
+    }
+    for fit in fits.values():
+        with pytest.raises(ValueError, match=r"X has values only up to .* multiply it by 2\.0\*\*"):
+            fit(X)
+    np.save(tmp_path / "X.npy", X)  # a memory-mapped file streamed block by block
+    from fastrbfkm._streaming import StreamedRows
+
+    streamed = StreamedRows(np.load(tmp_path / "X.npy", mmap_mode="r"), np.empty(0), block_rows=50)
+    with pytest.raises(ValueError, match="X has values only up to"):
+        streamed.moments()
+    with pytest.raises(ValueError, match=r"multiply it by 2\.0\*\*") as info:
+        fits["RBFKMeans"](X)
+    factor = 2.0 ** int(str(info.value).split("2.0**")[1].split(" ")[0])
+    rescaled = fk.RBFKMeans(2, random_state=0).fit(X * dtype(factor))
+    want = fk.RBFKMeans(2, random_state=0).fit(separated(dtype, 1.0))
+    assert abs(np.corrcoef(rescaled.labels_, want.labels_)[0, 1]) == pytest.approx(1.0)
+    # new rows of that size are measured, not refused: only a fit needs their spread
+    np.testing.assert_array_equal(rescaled.predict(X), rescaled.predict(np.zeros_like(X)))
+
+
+def test_all_zero_data_is_not_tiny():
+    """Zero is no magnitude: a fit on it is one cluster (with a warning)."""
+    with pytest.warns(Warning, match="distinct clusters"):
+        km = fk.RBFKMeans(2, random_state=0).fit(np.zeros((10, 3)))
+    np.testing.assert_array_equal(km.cluster_centers_, 0.0)
+
+
+def test_subnormal_weights_are_refused():
+    """Weights summing below 1e-292 once gave a step 0.06 off the unweighted
+    one (subnormal weighted sums); now an error names sample_weight."""
+    X, C, _ = make_problem(50, 2, 3)
+    with pytest.raises(ValueError, match="sample_weight sums to only"):
+        fk.step(X, C, 0.5, sample_weight=np.full(50, 1e-320))
+    with pytest.raises(ValueError, match="sample_weight sums to only"):
+        fk.RBFKMeans(3).fit(X, sample_weight=np.full(50, 1e-310))
+    scaled = fk.step(X, C, 0.5, sample_weight=np.full(50, 1e-280))  # small but normal
+    np.testing.assert_allclose(scaled, fk.step(X, C, 0.5), rtol=1e-12)

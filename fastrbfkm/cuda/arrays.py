@@ -51,7 +51,9 @@ def value_ranges(A) -> tuple[float, float, float, float]:
     return float(lo), float(hi), float(bad), float(total)
 
 
-def check_device_array(obj, name: str, *, ndim: int = 2, coordinates: bool = False):
+def check_device_array(
+    obj, name: str, *, ndim: int = 2, coordinates: bool = False, fitting: bool = False
+):
     """Validate a CUDA array as :func:`fastrbfkm._validation.as_float_array`
     does a host one, on the device; return it as a numba device array."""
     A = as_device(obj)
@@ -72,16 +74,16 @@ def check_device_array(obj, name: str, *, ndim: int = 2, coordinates: bool = Fal
     lo, hi, bad, _ = value_ranges(A)
     if bad:
         raise ValueError(f"{name} contains NaN or infinity.")
-    check_value_range(lo, hi, name, dtype, A, coordinates)
+    check_value_range(lo, hi, name, dtype, A, coordinates, fitting)
     return A
 
 
-def device_data(X, name: str = "X"):
+def device_data(X, name: str = "X", fitting: bool = False):
     """``(X_device, on_host)``: validated data on the device, and whether it
     came from the host (then results go back to the host too)."""
     if is_device_array(X):
-        return check_device_array(X, name, coordinates=True), False
-    return cuda.to_device(as_float_array(X, name, coordinates=True)), True
+        return check_device_array(X, name, coordinates=True, fitting=fitting), False
+    return cuda.to_device(as_float_array(X, name, coordinates=True, fitting=fitting)), True
 
 
 def device_logits(Z, name: str = "Z"):

@@ -38,9 +38,10 @@ class DeviceRows(Rows):
         self.weight = arrays.value_ranges(w)[3] if w.shape[0] else float(self.n)
 
     @classmethod
-    def from_input(cls, X, sample_weight=None) -> DeviceRows:
-        """Validate host or CUDA data and weights and put them on the device."""
-        Xd, on_host = arrays.device_data(X)
+    def from_input(cls, X, sample_weight=None, fitting: bool = False) -> DeviceRows:
+        """Validate host or CUDA data (``fitting``: the data of a fit) and
+        weights and put them on the device."""
+        Xd, on_host = arrays.device_data(X, fitting=fitting)
         return cls(Xd, arrays.device_weights(sample_weight, Xd.shape[0]), on_host)
 
     @classmethod
