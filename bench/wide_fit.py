@@ -31,7 +31,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import machine  # noqa: E402
+import machine
 
 CONTENDERS = ["entmax15", "softmax", "hard", "sklearn"]
 

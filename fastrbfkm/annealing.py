@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy.spatial.distance import cdist
 
 from . import _kernels as K
 from ._backend import open_rows
@@ -382,12 +383,12 @@ def merge_copies(C: np.ndarray, active: np.ndarray, parent: np.ndarray, radius: 
     """
     idx = np.flatnonzero(active)
     P = C[idx].astype(np.float64)
+    close = cdist(P, P, "sqeuclidean") <= radius**2  # k x k, not k x k x d
     for a in range(len(idx)):
         if not active[idx[a]]:
             continue
-        close = ((P[a + 1 :] - P[a]) ** 2).sum(axis=1) <= radius**2  # O(k d) memory
-        for b in np.flatnonzero(close) + a + 1:
-            if active[idx[b]]:
+        for b in range(a + 1, len(idx)):
+            if close[a, b] and active[idx[b]]:
                 _park(idx[b], idx[a], active, parent)
 
 
