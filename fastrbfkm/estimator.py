@@ -19,7 +19,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _kernels as K
 from ._backend import open_rows
-from ._rows import Rows
+from ._rows import InMemoryRows, Rows
 from ._threads import one_blas_thread
 from ._validation import ASSIGNMENTS, as_float_array
 from .annealing import (
@@ -69,12 +69,17 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
         the dtype's resolution below the first temperature.
     cooling : float in (0, 1), default=0.8
         Geometric cooling factor between temperatures.
-    init : {"k-means++", "random"} or array of shape (k, d), default="k-means++"
-        Initial centers for hard K-Means and for a fixed ``sigma``.
-    n_init : int, default=1
+    init : {"k-means++", "random"}, callable or array of shape (k, d), default="k-means++"
+        Initial centers for hard K-Means and for a fixed ``sigma``. A
+        callable is called as scikit-learn's ``init(X, n_clusters,
+        random_state)`` once per run (``X`` the validated numpy data, or the
+        data as given for other kinds; ``random_state`` a seeded
+        ``numpy.random.RandomState``) and returns the ``(k, d)`` centers.
+    n_init : int or "auto", default=1
         Runs with different seeds; the one with the lowest final inertia is
         kept. One is enough for annealing, whose solution barely depends on
-        the seed.
+        the seed. "auto" is scikit-learn's: 10 runs for ``init="random"`` or
+        a callable, one otherwise.
     max_iter : int, default=300
         Most hard Lloyd iterations, and most soft steps at a temperature
         whose solution is kept (``refine=False``, or a single ``sigma``).
@@ -115,7 +120,8 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
         Seeds the initialization and the symmetry breaking.
     verbose : int, default=0
         Progress over temperatures (a tqdm bar when tqdm is installed, plain
-        lines otherwise).
+        lines otherwise), and every hard Lloyd iteration's inertia as
+        scikit-learn's ``KMeans`` prints it.
     backend : {"auto", "cpu", "cuda"}, default="auto"
         Where the passes over the data run. ``"cuda"``: on an NVIDIA GPU
         (``pip install "fastrbfkm[cuda]"``), X copied to the device once (a
@@ -258,7 +264,12 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
                     f"sigma_min={self.sigma_min!r} must not be above sigma={self.sigma!r}."
                 )
         real("cooling", self.cooling, 0.0, 1.0)
-        positive_int("n_init")
+        if not (isinstance(self.n_init, str) and self.n_init == "auto"):
+            if isinstance(self.n_init, str):
+                raise ValueError(
+                    f"n_init must be 'auto' or a positive integer; got {self.n_init!r}."
+                )
+            positive_int("n_init")
         positive_int("max_iter")
         positive_int("anneal_steps")
         if isinstance(self.anneal_size, str):
@@ -271,7 +282,9 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
             positive_int("anneal_size")
         real("tol", self.tol, 0.0, low_open=False)
         if isinstance(self.init, str) and self.init not in ("k-means++", "random"):
-            raise ValueError(f"init must be 'k-means++', 'random' or an array; got {self.init!r}.")
+            raise ValueError(
+                f"init must be 'k-means++', 'random', a callable or an array; got {self.init!r}."
+            )
         for name in ("refine", "record_path"):
             if not isinstance(getattr(self, name), (bool, np.bool_)):
                 raise ValueError(f"{name} must be a bool; got {getattr(self, name)!r}.")
@@ -283,13 +296,20 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
         k = int(self.n_clusters)
         if k > rows.n:
             raise ValueError(f"n_samples={rows.n} should be >= n_clusters={k}.")
-        if not isinstance(self.init, str):
-            init = as_float_array(self.init, "init", dtype=rows.dtype, coordinates=True)
-            if init.shape != (k, rows.d):
-                raise ValueError(
-                    f"init must have shape (n_clusters, n_features) = ({k}, {rows.d}); "
-                    f"got {init.shape}."
-                )
+        if not isinstance(self.init, str) and not callable(self.init):
+            self._init_array(self.init, rows)
+
+    def _init_array(self, init, rows: Rows) -> np.ndarray:
+        """Given initial centers (an array, or what a callable ``init``
+        returned), checked against the data."""
+        k = int(self.n_clusters)
+        init = as_float_array(init, "init", dtype=rows.dtype, coordinates=True)
+        if init.shape != (k, rows.d):
+            raise ValueError(
+                f"init must have shape (n_clusters, n_features) = ({k}, {rows.d}); "
+                f"got {init.shape}."
+            )
+        return init
 
     # ------------------------------------------------------------------- fit
 
@@ -327,8 +347,12 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
         tol = 0.0
         if self.tol > 0:
             tol = float(rows.moments(weighted=False).variance.sum()) / d * self.tol
-        n_init = int(self.n_init)
-        if not isinstance(self.init, str) and n_init != 1:
+        given = not isinstance(self.init, str) and not callable(self.init)
+        if isinstance(self.n_init, str):  # "auto", as scikit-learn
+            n_init = 10 if callable(self.init) or self.init == "random" else 1
+        else:
+            n_init = int(self.n_init)
+        if given and n_init != 1:
             warnings.warn(
                 f"Explicit initial center position passed: performing only one init in "
                 f"{type(self).__name__} instead of n_init={n_init}.",
@@ -345,7 +369,11 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
         best = None
         for run in range(n_init):
             seed = rng.randint(np.iinfo(np.int32).max)
-            result = self._fit_once(rows, mode, k, tol, moments, sigma_c, seed, run)
+            init = self.init
+            if callable(init):
+                data = rows.X if isinstance(rows, InMemoryRows) else X
+                init = self._init_array(init(data, k, np.random.RandomState(seed)), rows)
+            result = self._fit_once(rows, mode, k, tol, moments, sigma_c, init, seed, run)
             if best is None or result["inertia"] < best["inertia"]:
                 best = result
 
@@ -368,7 +396,7 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
         self.path_ = best["path"] if self.record_path and soft else None
         return self
 
-    def _fit_once(self, rows, mode, k, tol, moments, sigma_c, seed, run) -> dict:
+    def _fit_once(self, rows, mode, k, tol, moments, sigma_c, init, seed, run) -> dict:
         rng = np.random.default_rng(seed)
         n_iter = 0
         path = None
@@ -376,7 +404,9 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
             C = np.repeat(moments.mean[None, :], k, axis=0).astype(rows.dtype)
             start = sigma_c / self.cooling
         else:
-            C = rows.initial_centers(k, self.init, rng)
+            C = rows.initial_centers(k, init, rng)
+            if self.verbose:
+                print("Initialization complete")
             start = None if mode == K.HARD else float(self.sigma)
         sigma = 0.0
         # A soft fit that refine finishes only needs its soft phase as a
@@ -430,7 +460,8 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
             for source in [guide] if guide.n == rows.n else [guide, rows]:
                 # A hard fit's last Lloyd run is measured by the final assignment.
                 last = mode == K.HARD and source is rows
-                lloyd = run_lloyd(source, C, int(self.max_iter), tol, measure=not last)
+                report = self._lloyd_report(tol) if self.verbose else None
+                lloyd = run_lloyd(source, C, int(self.max_iter), tol, not last, report)
                 if mode != K.HARD:
                     lloyd = improve_by_swaps(source, lloyd, int(self.max_iter), tol)
                     if guides and source is guide:  # sequential: rows in memory only
@@ -480,6 +511,22 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
                     f"iterations={its} objective={summary[K.OBJECTIVE]:.6g} "
                     f"soft rows={soft:.0f} ({time.perf_counter() - started:.1f} s)",
                     flush=True,
+                )
+
+        return report
+
+    @staticmethod
+    def _lloyd_report(tol: float):
+        """Print hard Lloyd iterations as scikit-learn's ``KMeans`` does."""
+
+        def report(iteration: int, inertia: float, shift: float) -> None:
+            print(f"Iteration {iteration}, inertia {inertia}.")
+            if shift == 0.0:
+                print(f"Converged at iteration {iteration}: strict convergence.")
+            elif shift <= tol:
+                print(
+                    f"Converged at iteration {iteration}: center shift {shift} within "
+                    f"tolerance {tol}."
                 )
 
         return report

@@ -9,6 +9,7 @@ through a rows source (:mod:`fastrbfkm._rows`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -52,7 +53,12 @@ def update_centers(rows: Rows, C: np.ndarray, N: np.ndarray, S: np.ndarray) -> n
 
 
 def run_lloyd(
-    rows: Rows, C: np.ndarray, max_iter: int, tol: float, measure: bool = True
+    rows: Rows,
+    C: np.ndarray,
+    max_iter: int,
+    tol: float,
+    measure: bool = True,
+    report: Callable[[int, float, float], None] | None = None,
 ) -> LloydResult:
     """Lloyd's algorithm over a rows source.
 
@@ -63,14 +69,18 @@ def run_lloyd(
     the same iteration without keeping the labels of every row. With
     ``measure`` False the final inertia pass is skipped (a caller that
     assigns the rows to the result next measures it there): the result's
-    inertia is then NaN and its counts empty.
+    inertia is then NaN and its counts empty. ``report(iteration, inertia,
+    shift)``, when given, is called after every iteration (counted from 0)
+    with the inertia at the centers it started from and the squared shift.
     """
     n_iter = 0
-    for n_iter in range(1, max_iter + 1):  # noqa: B007 (n_iter is the result)
-        N, S, _ = rows.stats(C, 0.0, K.HARD)
+    for n_iter in range(1, max_iter + 1):
+        N, S, summary = rows.stats(C, 0.0, K.HARD)
         new = update_centers(rows, C, N, S)
         shift = float(((new.astype(np.float64) - C) ** 2).sum())
         C = new
+        if report is not None:
+            report(n_iter - 1, float(summary[K.INERTIA]), shift)
         if shift <= tol:
             break
     if not measure:

@@ -1,6 +1,7 @@
 """RBFKMeans: scikit-learn conventions, agreement with KMeans, annealing,
 bad parameters, and the quality of the annealed solution."""
 
+import itertools
 import pickle
 import warnings
 
@@ -363,3 +364,46 @@ def test_default_fit_ends_where_no_single_row_move_pays():
     assert moves == 0
     hard = RBFKMeans(6, assignment="hard", random_state=0).fit(X, sample_weight=w)
     assert km.inertia_ <= hard.inertia_ * (1 + 1e-12)
+
+
+def test_n_init_auto_follows_scikit_learn():
+    """'auto': ten runs for init='random' or a callable, one otherwise."""
+    X, _ = make_blobs(300, centers=4, random_state=3)
+    for init, runs in [("random", 10), ("k-means++", 1)]:
+        auto = RBFKMeans(4, assignment="hard", init=init, n_init="auto", random_state=0).fit(X)
+        fixed = RBFKMeans(4, assignment="hard", init=init, n_init=runs, random_state=0).fit(X)
+        np.testing.assert_array_equal(auto.cluster_centers_, fixed.cluster_centers_)
+        assert auto.n_iter_ == fixed.n_iter_
+    with pytest.raises(ValueError, match="n_init must be 'auto' or a positive integer"):
+        RBFKMeans(4, n_init="many").fit(X)
+
+
+def test_callable_init_is_called_as_scikit_learn_calls_it():
+    X, _ = make_blobs(300, centers=4, random_state=3)
+    calls = []
+
+    def init(data, n_clusters, random_state):
+        calls.append((type(data), n_clusters, type(random_state)))
+        return data[random_state.choice(len(data), n_clusters, replace=False)]
+
+    RBFKMeans(4, assignment="hard", init=init, n_init=3, random_state=0).fit(X)
+    assert calls == [(np.ndarray, 4, np.random.RandomState)] * 3
+    # one run of a callable that returns given centers is a fit from those centers
+    one = RBFKMeans(4, assignment="hard", init=lambda X, k, rs: X[:k], random_state=0).fit(X)
+    given = RBFKMeans(4, assignment="hard", init=X[:4], random_state=0).fit(X)
+    np.testing.assert_array_equal(one.cluster_centers_, given.cluster_centers_)
+    with pytest.raises(ValueError, match=r"init must have shape \(n_clusters, n_features\)"):
+        RBFKMeans(4, assignment="hard", init=lambda X, k, rs: X[:3]).fit(X)
+
+
+def test_verbose_reports_hard_iterations_as_scikit_learn(capsys):
+    X, _ = make_blobs(300, centers=4, random_state=3)
+    km = RBFKMeans(4, assignment="hard", random_state=0, verbose=1).fit(X)
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "Initialization complete"
+    iterations = [line for line in out if line.startswith("Iteration ")]
+    assert len(iterations) == km.n_iter_
+    assert iterations[0].startswith("Iteration 0, inertia ")
+    inertias = [float(line.split("inertia ")[1].rstrip(".")) for line in iterations]
+    assert all(b <= a * (1 + 1e-12) for a, b in itertools.pairwise(inertias))  # Lloyd descends
+    assert out[-1].startswith(f"Converged at iteration {km.n_iter_ - 1}:")
