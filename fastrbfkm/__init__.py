@@ -5,21 +5,69 @@ responsibilities, the free energy and its gradient, and the fused (soft)
 Lloyd step; the RBFKMeans estimator with deterministic annealing.
 """
 
-from .annealing import AnnealPath, anneal, critical_temperature
-from .estimator import RBFKMeans
-from .objective import (
-    entmax15,
-    entmax15_backward,
-    gradient,
-    objective,
-    responsibilities,
-    softmax,
-    softmax_backward,
-    squared_distances,
-    step,
-    sufficient_statistics,
-)
-from .seeding import kmeans_plusplus
+from __future__ import annotations
+
+import importlib
+import sys
+import types
+from typing import TYPE_CHECKING
+
+#: Where each public name lives. They are imported at first use, so
+#: that ``import fastrbfkm`` and ``python -m fastrbfkm --help`` do not load
+#: numba, scikit-learn and the kernels until something needs them.
+_PUBLIC = {
+    "AnnealPath": "annealing",
+    "anneal": "annealing",
+    "critical_temperature": "annealing",
+    "RBFKMeans": "estimator",
+    "entmax15": "objective",
+    "entmax15_backward": "objective",
+    "gradient": "objective",
+    "objective": "objective",
+    "responsibilities": "objective",
+    "softmax": "objective",
+    "softmax_backward": "objective",
+    "squared_distances": "objective",
+    "step": "objective",
+    "sufficient_statistics": "objective",
+    "kmeans_plusplus": "seeding",
+}
+
+if TYPE_CHECKING:
+    from .annealing import AnnealPath, anneal, critical_temperature
+    from .estimator import RBFKMeans
+    from .objective import (
+        entmax15,
+        entmax15_backward,
+        gradient,
+        objective,
+        responsibilities,
+        softmax,
+        softmax_backward,
+        squared_distances,
+        step,
+        sufficient_statistics,
+    )
+    from .seeding import kmeans_plusplus
+
+
+class _Package(types.ModuleType):
+    """The package's module object: a public name is looked up in its
+    submodule, imported at first use. (A module ``__getattr__`` would not do:
+    importing the submodule ``objective`` sets the package's attribute
+    ``objective`` to that module, which would then hide the function.)"""
+
+    def __getattribute__(self, name: str):
+        where = _PUBLIC.get(name)
+        if where is not None:
+            return getattr(importlib.import_module(f"{__name__}.{where}"), name)
+        return super().__getattribute__(name)
+
+    def __dir__(self) -> list[str]:
+        return sorted(set(super().__dir__()) | set(_PUBLIC))
+
+
+sys.modules[__name__].__class__ = _Package
 
 __version__ = "0.1.0"
 

@@ -7,13 +7,15 @@ import sys
 import time
 import warnings
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-from sklearn import config_context
 
-from ._streaming import streams
-from .datasets import make_blobs
-from .estimator import RBFKMeans
+if TYPE_CHECKING:
+    from .estimator import RBFKMeans
+
+# scikit-learn, numba and the estimator are imported by the commands that fit,
+# not here: ``--help`` and argument errors answer without them.
 
 
 def summary(km: RBFKMeans, elapsed: float) -> str:
@@ -81,6 +83,11 @@ def parse_sigma(text: str) -> float | str:
 
 
 def cmd_fit(args: argparse.Namespace) -> None:
+    from sklearn import config_context
+
+    from ._streaming import streams
+    from .estimator import RBFKMeans
+
     writable(args.out, "--out")
     writable(args.labels, "--labels")
     X = load(args.data)
@@ -113,6 +120,9 @@ def cmd_fit(args: argparse.Namespace) -> None:
 
 
 def cmd_demo(args: argparse.Namespace) -> None:
+    from .datasets import make_blobs
+    from .estimator import RBFKMeans
+
     X, y = make_blobs(
         args.n,
         centers=args.k,

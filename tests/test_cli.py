@@ -143,3 +143,24 @@ def test_fit_writes_exactly_the_named_outputs(tmp_path):
     assert f"-> {tmp_path / 'c.bin'}" in out.stdout
     assert not (tmp_path / "c.bin.npy").exists()
     assert np.load(tmp_path / "c.bin").shape == (2, 2)
+
+
+def test_help_and_argument_errors_load_no_numba_nor_scikit_learn():
+    """``--help`` took 3.5-7 s importing everything; the package now imports
+    its public names at first use, and the CLI imports the fit's modules in
+    the commands that fit."""
+    script = (
+        "import sys\n"
+        "from fastrbfkm.__main__ import main\n"
+        "for argv in (['--help'], ['fit', '--help'], ['fit', 'X.npy', '--k', '2.5']):\n"
+        "    try:\n"
+        "        main(argv)\n"
+        "    except SystemExit:\n"
+        "        pass\n"
+        "print(sorted(m for m in ('numba', 'sklearn', 'scipy') if m in sys.modules))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=TIMEOUT
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "[]", out.stdout
