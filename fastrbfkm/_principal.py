@@ -22,7 +22,7 @@ from collections.abc import Callable
 import numpy as np
 
 #: Most features for which the scatter matrices are formed.
-DENSE_MAX = 256
+DENSE_MAX = 128
 #: Most Lanczos steps (passes over X) per eigenpair.
 LANCZOS_STEPS = 20
 #: A Ritz pair is taken once its residual is at most this times its value.
