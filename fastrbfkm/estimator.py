@@ -5,6 +5,7 @@ from __future__ import annotations
 import numbers
 import time
 import warnings
+from typing import ClassVar
 
 import numpy as np
 from sklearn.base import (
@@ -15,6 +16,7 @@ from sklearn.base import (
 )
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _kernels as K
@@ -222,74 +224,45 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
 
     # ------------------------------------------------------------------ checks
 
+    #: The parameters' types and ranges, checked by scikit-learn's
+    #: ``_validate_params`` at the start of ``fit``: a wrong value raises its
+    #: ``InvalidParameterError``, which is a ``ValueError`` and a ``TypeError``.
+    _parameter_constraints: ClassVar[dict] = {
+        "n_clusters": [Interval(numbers.Integral, 1, None, closed="left")],
+        "assignment": [StrOptions(set(ASSIGNMENTS))],
+        "sigma": [StrOptions({"auto"}), Interval(numbers.Real, 0, None, closed="neither")],
+        "sigma_min": [None, Interval(numbers.Real, 0, None, closed="neither")],
+        "cooling": [Interval(numbers.Real, 0, 1, closed="neither")],
+        "init": [StrOptions({"k-means++", "random"}), callable, "array-like"],
+        "n_init": [StrOptions({"auto"}), Interval(numbers.Integral, 1, None, closed="left")],
+        "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
+        "anneal_steps": [Interval(numbers.Integral, 1, None, closed="left")],
+        "anneal_size": [
+            StrOptions({"auto"}),
+            None,
+            Interval(numbers.Integral, 1, None, closed="left"),
+        ],
+        "tol": [Interval(numbers.Real, 0, None, closed="left")],
+        "refine": ["boolean"],
+        "record_path": ["boolean"],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+        "backend": [StrOptions({"auto", "cpu", "cuda"})],
+    }
+
     def _check_params(self) -> None:
-        """Check the parameters that do not depend on the data."""
-
-        def positive_int(name):
+        """Check the parameters that do not depend on the data: the declared
+        constraints, then finiteness and the order of the temperatures."""
+        self._validate_params()
+        for name in ("sigma", "sigma_min", "tol"):
             value = getattr(self, name)
-            if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-                raise ValueError(f"{name} must be a positive integer; got {value!r}.")
-            if value < 1:
-                raise ValueError(f"{name} must be a positive integer; got {value!r}.")
-            return int(value)
-
-        def real(name, value, low, high=None, low_open=True):
-            if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-                raise ValueError(f"{name} must be a real number; got {value!r}.")
-            ok = np.isfinite(value) and (value > low if low_open else value >= low)
-            if high is not None:
-                ok = ok and value < high
-            if not ok:
-                bound = (
-                    f"in ({low}, {high})"
-                    if high is not None
-                    else (f"> {low}" if low_open else f">= {low}")
-                )
-                raise ValueError(f"{name} must be {bound}; got {value!r}.")
-            return float(value)
-
-        positive_int("n_clusters")
-        if not isinstance(self.assignment, str) or self.assignment not in ASSIGNMENTS:
-            raise ValueError(
-                f"assignment must be one of {sorted(ASSIGNMENTS)}; got {self.assignment!r}."
-            )
-        if not (isinstance(self.sigma, str) and self.sigma == "auto"):
-            if isinstance(self.sigma, str):
-                raise ValueError(f"sigma must be 'auto' or a float > 0; got {self.sigma!r}.")
-            real("sigma", self.sigma, 0.0)
-        if self.sigma_min is not None:
-            real("sigma_min", self.sigma_min, 0.0)
-            if not isinstance(self.sigma, str) and self.sigma_min > self.sigma:
+            if not isinstance(value, (str, type(None))) and not np.isfinite(value):
+                raise ValueError(f"{name} must be finite; got {value!r}.")
+        if self.sigma_min is not None and not isinstance(self.sigma, str):
+            if self.sigma_min > self.sigma:
                 raise ValueError(
                     f"sigma_min={self.sigma_min!r} must not be above sigma={self.sigma!r}."
                 )
-        real("cooling", self.cooling, 0.0, 1.0)
-        if not (isinstance(self.n_init, str) and self.n_init == "auto"):
-            if isinstance(self.n_init, str):
-                raise ValueError(
-                    f"n_init must be 'auto' or a positive integer; got {self.n_init!r}."
-                )
-            positive_int("n_init")
-        positive_int("max_iter")
-        positive_int("anneal_steps")
-        if isinstance(self.anneal_size, str):
-            if self.anneal_size != "auto":
-                raise ValueError(
-                    f"anneal_size must be 'auto', None or a positive integer; "
-                    f"got {self.anneal_size!r}."
-                )
-        elif self.anneal_size is not None:
-            positive_int("anneal_size")
-        real("tol", self.tol, 0.0, low_open=False)
-        if isinstance(self.init, str) and self.init not in ("k-means++", "random"):
-            raise ValueError(
-                f"init must be 'k-means++', 'random', a callable or an array; got {self.init!r}."
-            )
-        for name in ("refine", "record_path"):
-            if not isinstance(getattr(self, name), (bool, np.bool_)):
-                raise ValueError(f"{name} must be a bool; got {getattr(self, name)!r}.")
-        if not isinstance(self.verbose, (numbers.Integral, np.bool_)):
-            raise ValueError(f"verbose must be an integer; got {self.verbose!r}.")
 
     def _check_params_against(self, rows: Rows) -> None:
         """Check the parameters that depend on the data's shape and dtype."""

@@ -232,6 +232,17 @@ def test_bad_parameters_name_the_parameter_and_keep_the_fit(params, name):
         assert after[key] is value, key
 
 
+@pytest.mark.parametrize(
+    "params", [{"n_clusters": 2.5}, {"n_init": 1.0}, {"sigma": [1.0]}, {"refine": "yes"}]
+)
+def test_parameters_of_the_wrong_type_raise_type_error(params):
+    """As everywhere in fastrbfkm and scikit-learn: TypeError for a wrong type
+    (scikit-learn's InvalidParameterError is both a TypeError and a ValueError)."""
+    X, _ = make_blobs(60, centers=3, n_features=2, random_state=4)
+    with pytest.raises(TypeError, match=next(iter(params))):
+        RBFKMeans(3, **params).fit(X)
+
+
 def test_bad_data_and_unfitted_use():
     km = RBFKMeans(2)
     with pytest.raises(NotFittedError):
@@ -374,7 +385,7 @@ def test_n_init_auto_follows_scikit_learn():
         fixed = RBFKMeans(4, assignment="hard", init=init, n_init=runs, random_state=0).fit(X)
         np.testing.assert_array_equal(auto.cluster_centers_, fixed.cluster_centers_)
         assert auto.n_iter_ == fixed.n_iter_
-    with pytest.raises(ValueError, match="n_init must be 'auto' or a positive integer"):
+    with pytest.raises(ValueError, match="'n_init' parameter of RBFKMeans must be"):
         RBFKMeans(4, n_init="many").fit(X)
 
 
