@@ -158,7 +158,7 @@ def test_backend_parameter():
     km = RBFKMeans(3, backend="cuda")
     assert km.get_params()["backend"] == "cuda"
     assert RBFKMeans(**km.get_params()).backend == "cuda"
-    with pytest.raises(ValueError, match="backend must be one of"):
+    with pytest.raises(ValueError, match="'backend' parameter of RBFKMeans must be"):
         RBFKMeans(3, backend="gpu").fit(blobs(12))
 
 
