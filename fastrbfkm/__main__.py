@@ -34,9 +34,11 @@ def summary(km: RBFKMeans, elapsed: float) -> str:
     return "\n".join(lines)
 
 
-def load(path: str) -> np.ndarray:
+def load(path: str, header: bool | None = None) -> np.ndarray:
     """Read a 2-D array of numbers from ``.npy`` (memory-mapped, no pickles: a
-    file larger than the working memory is streamed by the fit) or ``.csv``."""
+    file larger than the working memory is streamed by the fit) or ``.csv``
+    (``header``: its first line names the columns; None: it does when one of
+    its fields is not a number). Rows and columns in errors count from 1."""
     file = Path(path)
     if not file.exists():
         raise ValueError(f"{path}: no such file")
@@ -45,17 +47,75 @@ def load(path: str) -> np.ndarray:
             X = np.load(file, mmap_mode="r", allow_pickle=False)
         except (ValueError, EOFError, OSError) as exc:  # truncated or not a .npy file
             raise ValueError(f"{path}: not a readable .npy file ({exc})") from None
+        skipped = 0
     elif file.suffix == ".csv":
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # numpy's own "input contained no data"
-            X = np.loadtxt(file, delimiter=",", ndmin=2)
-        if X.size == 0:
-            raise ValueError(f"{path}: the file holds no numbers")
+        X, skipped = _load_csv(file, header)
     else:
         raise ValueError(f"{path}: expected a .npy or .csv file")
     if X.dtype.kind not in "biuf":  # dates, durations, records, strings, complex
         raise ValueError(f"{path}: expected real numbers; the file holds {X.dtype}")
+    if X.ndim != 2:
+        raise ValueError(f"{path}: expected a 2-D array; the file holds shape {X.shape}")
+    _check_finite(X, path, skipped)
     return X
+
+
+def _numbers(line: str) -> bool:
+    try:
+        [float(field) for field in line.split(",")]
+    except ValueError:
+        return False
+    return True
+
+
+def _load_csv(file: Path, header: bool | None) -> tuple[np.ndarray, int]:
+    """The numbers of a CSV file and the lines skipped before them (a header)."""
+    with open(file) as f:
+        lines = [line for line in f]
+    if not any(line.strip() for line in lines):
+        raise ValueError(f"{file}: the file holds no numbers")
+    skipped = int(header if header is not None else not _numbers(lines[0]))
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # numpy's own "input contained no data"
+            X = np.loadtxt(lines[skipped:], delimiter=",", ndmin=2)
+    except ValueError:  # say where, counting lines and columns from 1
+        width = len(lines[skipped].split(","))
+        for number, line in enumerate(lines[skipped:], start=skipped + 1):
+            fields = line.rstrip("\n").split(",")
+            if line.strip() and len(fields) != width:
+                raise ValueError(
+                    f"{file}: line {number} has {len(fields)} columns, line {skipped + 1} "
+                    f"has {width}"
+                ) from None
+            for column, field in enumerate(fields, start=1):
+                try:
+                    float(field)
+                except ValueError:
+                    raise ValueError(
+                        f"{file}: line {number}, column {column}: {field.strip()!r} is not a number"
+                    ) from None
+        raise
+    if X.size == 0:
+        raise ValueError(f"{file}: the file holds no numbers")
+    return X, skipped
+
+
+def _check_finite(X: np.ndarray, path: str, skipped: int) -> None:
+    """Raise, naming the first NaN or infinity's row and column (from 1; for a
+    CSV file also its line), in blocks of about 64 MiB (a .npy file may be
+    larger than the memory)."""
+    if X.dtype.kind != "f":
+        return
+    step = max(1, (64 << 20) // max(1, X.shape[1] * X.itemsize))
+    for start in range(0, X.shape[0], step):
+        bad = ~np.isfinite(X[start : start + step])
+        if bad.any():
+            r, c = np.argwhere(bad)[0]
+            row = start + int(r) + 1
+            where = f"row {row}" + (f" (line {row + skipped})" if path.endswith(".csv") else "")
+            value = X[row - 1, c]
+            raise ValueError(f"{path}: {where}, column {int(c) + 1} is {value}")
 
 
 def writable(path: str | None, name: str) -> str | None:
@@ -71,6 +131,26 @@ def save(path: str, array: np.ndarray) -> None:
     append ".npy" to any other name)."""
     with open(path, "wb") as f:
         np.save(f, array)
+
+
+def default_verbose(verbose: int | None, stream) -> int:
+    """``--verbose`` as given, else a progress line on a terminal and none
+    when the output goes to a file or a pipe."""
+    if verbose is not None:
+        return verbose
+    isatty = getattr(stream, "isatty", None)
+    return int(bool(isatty and isatty()))
+
+
+#: What the progress lines of a fit and of the demo show (their --help).
+PROGRESS = (
+    "progress, one line per temperature: sigma (the temperature, in squared distance), "
+    "centers (distinct centers so far), iterations (soft steps at that temperature), "
+    "objective (the free energy sum_i w_i [sum_k r_ik D_ik - sigma H(r_i)]: the expected "
+    "squared distance minus sigma times the entropy of the responsibilities, so negative "
+    "at high temperature and equal to the K-Means inertia once every row is hard), and "
+    "soft rows (rows whose responsibilities are not one-hot)"
+)
 
 
 def parse_sigma(text: str) -> float | str:
@@ -90,14 +170,14 @@ def cmd_fit(args: argparse.Namespace) -> None:
 
     writable(args.out, "--out")
     writable(args.labels, "--labels")
-    X = load(args.data)
+    X = load(args.data, args.header)
     km = RBFKMeans(
         args.k,
         assignment=args.assignment,
         sigma=args.sigma,
         record_path=True,
         random_state=args.seed,
-        verbose=args.verbose,
+        verbose=default_verbose(args.verbose, sys.stdout),
     )
     start = time.perf_counter()
     with config_context(working_memory=args.working_memory):
@@ -174,7 +254,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = OneLineParser(prog="python -m fastrbfkm", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
     demo = sub.add_parser(
-        "demo", help="cluster a million generated points (annealed fit) and print a summary"
+        "demo",
+        help="cluster a million generated points (annealed fit) and print a summary",
+        description="Cluster generated Gaussian blobs with the annealed fit, printing its "
+        + PROGRESS
+        + ".",
     )
     demo.add_argument("--n", type=int, default=1_000_000, help="number of points")
     demo.add_argument("--k", type=int, default=8, help="number of blobs and centers")
@@ -185,13 +269,25 @@ def main(argv: list[str] | None = None) -> int:
     )
     fit = sub.add_parser("fit", help="cluster a .npy or .csv file")
     fit.add_argument("data", help="a 2-D array: .npy (no pickles) or .csv")
+    fit.add_argument(
+        "--header",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="the CSV file's first line names the columns (default: detected, a first line "
+        "with a field that is not a number)",
+    )
     fit.add_argument("--k", type=int, required=True, help="number of clusters")
     fit.add_argument("--assignment", default="entmax15", choices=["entmax15", "softmax", "hard"])
     fit.add_argument("--sigma", type=parse_sigma, default="auto", help="'auto' or a temperature")
     fit.add_argument("--out", help="write the centers to this .npy file")
     fit.add_argument("--labels", help="write the labels to this .npy file")
     fit.add_argument("--seed", type=int, default=0, help="random seed")
-    fit.add_argument("--verbose", type=int, default=0, help="progress over temperatures")
+    fit.add_argument(
+        "--verbose",
+        type=int,
+        default=None,
+        help="1: " + PROGRESS + "; 0: none (default: 1 on a terminal, 0 otherwise)",
+    )
     fit.add_argument(
         "--working-memory",
         type=float,

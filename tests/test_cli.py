@@ -1,3 +1,4 @@
+import os
 import subprocess
 import sys
 
@@ -164,3 +165,76 @@ def test_help_and_argument_errors_load_no_numba_nor_scikit_learn():
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().splitlines()[-1] == "[]", out.stdout
+
+
+def test_a_csv_header_is_detected_or_given(tmp_path):
+    (tmp_path / "named.csv").write_text("width,height\n1,2\n3,4\n5,6\n7,8\n")
+    (tmp_path / "plain.csv").write_text("1,2\n3,4\n5,6\n7,8\n")
+    out = run("fit", str(tmp_path / "named.csv"), "--k", "2")
+    assert out.returncode == 0, out.stderr
+    assert "4 points" in out.stdout
+    out = run("fit", str(tmp_path / "plain.csv"), "--k", "2", "--header")
+    assert out.returncode == 0, out.stderr
+    assert "3 points" in out.stdout  # the first line was taken for names
+    out = run("fit", str(tmp_path / "named.csv"), "--k", "2", "--no-header")
+    assert out.returncode == 2
+    assert out.stderr.strip().endswith("line 1, column 1: 'width' is not a number")
+
+
+def test_bad_values_are_named_by_row_and_column_from_one(tmp_path):
+    """NaN in a CSV said "Input contains NaN" without file or row; numpy's
+    parse errors counted rows from 0 and columns from 1."""
+    (tmp_path / "nan.csv").write_text("x,y\n1,2\n3,nan\n5,6\n")
+    (tmp_path / "word.csv").write_text("1,2\n3,oops\n")
+    (tmp_path / "short.csv").write_text("1,2\n3\n")
+    X = np.zeros((6, 3))
+    X[4, 1] = np.inf
+    np.save(tmp_path / "inf.npy", X)
+    cases = [
+        ("nan.csv", "nan.csv: row 2 (line 3), column 2 is nan"),
+        ("word.csv", "word.csv: line 2, column 2: 'oops' is not a number"),
+        ("short.csv", "short.csv: line 2 has 1 columns, line 1 has 2"),
+        ("inf.npy", "inf.npy: row 5, column 2 is inf"),
+    ]
+    for name, message in cases:
+        out = run("fit", str(tmp_path / name), "--k", "2")
+        assert out.returncode == 2, (name, out.stderr)
+        lines = out.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].endswith(message), (name, out.stderr)
+
+
+def test_progress_by_default_on_a_terminal_only(tmp_path):
+    import pty
+
+    from fastrbfkm.__main__ import default_verbose
+
+    class Terminal:
+        def isatty(self):
+            return True
+
+    assert default_verbose(None, Terminal()) == 1
+    assert default_verbose(None, open(tmp_path / "out.txt", "w")) == 0
+    assert default_verbose(0, Terminal()) == 0
+    np.save(tmp_path / "X.npy", make_blobs(2000, centers=3, random_state=0)[0])
+    args = [sys.executable, "-m", "fastrbfkm", "fit", str(tmp_path / "X.npy"), "--k", "3"]
+    piped = subprocess.run(args, capture_output=True, text=True, timeout=TIMEOUT)
+    assert piped.returncode == 0 and "annealing" not in piped.stdout + piped.stderr
+    main, terminal = pty.openpty()  # stdout and stderr on a terminal, read as they come
+    child = subprocess.Popen(args, stdout=terminal, stderr=terminal)
+    os.close(terminal)
+    shown = b""
+    try:
+        while True:
+            try:
+                chunk = os.read(main, 65536)
+            except OSError:  # every end of the terminal in the child is closed
+                break
+            if not chunk:
+                break
+            shown += chunk
+        assert child.wait(timeout=TIMEOUT) == 0, shown.decode()
+    finally:
+        child.kill()
+        os.close(main)
+    text = shown.decode()
+    assert "T000" in text or "annealing" in text, text
