@@ -178,7 +178,7 @@ def entmax15_backward(R, G) -> np.ndarray:
 
 @one_blas_thread
 def responsibilities(
-    X, C, sigma: float, assignment: str = "softmax", backend: str = "auto"
+    X, C, sigma: float, assignment: str = "entmax15", backend: str = "auto"
 ) -> np.ndarray:
     """Responsibilities of the centers for every point at temperature sigma.
 
@@ -191,7 +191,7 @@ def responsibilities(
     sigma : float
         Temperature, >= 0, in units of squared distance; the logits are
         ``-D / sigma``. ``0`` is the hard limit.
-    assignment : {"softmax", "entmax15", "hard"}, default="softmax"
+    assignment : {"entmax15", "softmax", "hard"}, default="entmax15"
         How a row of logits becomes a distribution.
     backend : {"auto", "cpu", "cuda"}, default="auto"
         Where to compute, as in :func:`squared_distances`.
@@ -210,7 +210,7 @@ def responsibilities(
 
 @one_blas_thread
 def sufficient_statistics(
-    X, C, sigma: float, assignment: str = "softmax", sample_weight=None, backend: str = "auto"
+    X, C, sigma: float, assignment: str = "entmax15", sample_weight=None, backend: str = "auto"
 ) -> tuple[np.ndarray, np.ndarray, float]:
     """Weighted sufficient statistics of the assignment, in one fused pass.
 
@@ -236,7 +236,7 @@ def sufficient_statistics(
 
 @one_blas_thread
 def objective(
-    X, C, sigma: float, assignment: str = "softmax", sample_weight=None, backend: str = "auto"
+    X, C, sigma: float, assignment: str = "entmax15", sample_weight=None, backend: str = "auto"
 ) -> float:
     """The free energy ``F_sigma(C)`` of the centers.
 
@@ -249,7 +249,7 @@ def objective(
     sigma : float
         Temperature, >= 0. At ``0`` the value is the K-Means inertia
         ``sum_i w_i min_k D_ik`` for every assignment.
-    assignment : {"softmax", "entmax15", "hard"}, default="softmax"
+    assignment : {"entmax15", "softmax", "hard"}, default="entmax15"
         The assignment and its entropy: Shannon for softmax (the value is
         ``-sigma sum_i w_i log sum_k exp(-D_ik / sigma)``, computed stably),
         Tsallis-1.5 for entmax15, none for hard (the inertia at any sigma).
@@ -272,7 +272,7 @@ def objective(
 
 @one_blas_thread
 def gradient(
-    X, C, sigma: float, assignment: str = "softmax", sample_weight=None, backend: str = "auto"
+    X, C, sigma: float, assignment: str = "entmax15", sample_weight=None, backend: str = "auto"
 ) -> np.ndarray:
     """Gradient of :func:`objective` with respect to the centers.
 
@@ -297,7 +297,7 @@ def step(
     X,
     C,
     sigma: float,
-    assignment: str = "softmax",
+    assignment: str = "entmax15",
     sample_weight=None,
     lr: float | None = None,
     backend: str = "auto",

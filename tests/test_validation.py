@@ -195,3 +195,24 @@ def test_lists_and_numpy_scalars_are_accepted():
     np.testing.assert_allclose(R, naive.responsibilities(X, C, 2.0, "entmax15"), atol=1e-12)
     assert fk.objective(X, C, np.array(0.5)) == fk.objective(X, C, 0.5)
     assert fk.objective(X, C, 2) == fk.objective(X, C, 2.0)
+
+
+def test_one_default_assignment_everywhere():
+    """The functional API defaulted to softmax while the estimator, anneal,
+    critical_temperature and the torch layer default to entmax15."""
+    import inspect
+
+    functions = [
+        fk.responsibilities,
+        fk.objective,
+        fk.gradient,
+        fk.step,
+        fk.sufficient_statistics,
+        fk.anneal,
+        fk.critical_temperature,
+        fk.RBFKMeans,
+    ]
+    for f in functions:
+        assert inspect.signature(f).parameters["assignment"].default == "entmax15", f
+    R = fk.responsibilities(X, C, 0.7)
+    np.testing.assert_array_equal(R, fk.responsibilities(X, C, 0.7, "entmax15"))
