@@ -40,9 +40,16 @@ def _sigma(sigma) -> float:
     if isinstance(sigma, bool) or not isinstance(sigma, (int, float, np.floating, np.integer)):
         raise TypeError(f"sigma must be a real number; got {type(sigma).__name__}.")
     sigma = float(sigma)
-    if not (math.isfinite(sigma) and sigma > 0):
-        raise ValueError(f"sigma must be finite and > 0; got {sigma!r}.")
+    if not (math.isfinite(sigma) and sigma >= 0):
+        raise ValueError(f"sigma must be finite and >= 0; got {sigma!r}.")
     return sigma
+
+
+def _mode_at(assignment: str, sigma: float) -> int:
+    """The assignment's mode; ``sigma = 0`` is the hard limit for every
+    assignment, as in the numpy API."""
+    mode = _mode(assignment)
+    return mode if sigma > 0 else K.HARD
 
 
 def _check(X: torch.Tensor, C: torch.Tensor) -> None:
@@ -215,7 +222,8 @@ def rbf_kmeans_loss(
     C : torch.Tensor of shape (k, d)
         Centers.
     sigma : float or 0-d tensor
-        Temperature > 0, in units of squared distance.
+        Temperature >= 0, in units of squared distance; 0 is the hard limit
+        (the K-Means inertia) for every assignment.
     assignment : {"entmax15", "softmax", "hard"}, default="entmax15"
         The assignment and its entropy (see docs/conventions.md).
     sample_weight : tensor of shape (n,), default=None
@@ -228,7 +236,8 @@ def rbf_kmeans_loss(
     loss : 0-d tensor
         ``sum_i w_i [sum_k r_ik D_ik - sigma H(r_i)] / sum_i w_i``, X's dtype.
     """
-    mode, sigma = _mode(assignment), _sigma(sigma)
+    sigma = _sigma(sigma)
+    mode = _mode_at(assignment, sigma)
     _check(X, C)
     w = _weights(sample_weight, X)
     if _use_torch(X, backend):
@@ -251,7 +260,8 @@ def responsibilities(
     R : torch.Tensor of shape (n, k)
         Rows summing to 1 (hard: one-hot, with zero gradient).
     """
-    mode, sigma = _mode(assignment), _sigma(sigma)
+    sigma = _sigma(sigma)
+    mode = _mode_at(assignment, sigma)
     _check(X, C)
     if _use_torch(X, backend):
         return _torch_assign(torch_squared_distances(X, C), sigma, mode)
@@ -306,9 +316,12 @@ class RBFKMeansLayer(nn.Module):
         return rbf_kmeans_loss(X, self.centers, self.sigma, self.assignment, sample_weight)
 
     def anneal(self, factor: float = 0.8) -> float:
-        """Multiply sigma by ``factor`` in (0, 1); returns the new sigma."""
+        """Multiply sigma by ``factor`` in (0, 1); returns the new sigma (0
+        stays 0: the hard limit)."""
         if not 0 < factor < 1:
             raise ValueError(f"factor must be in (0, 1); got {factor!r}.")
+        if self.sigma == 0:
+            return 0.0
         sigma = self.sigma * factor
         if not sigma > 0:
             raise ValueError(

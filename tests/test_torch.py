@@ -120,7 +120,7 @@ def test_layer_forward_anneal_and_validation():
     with pytest.raises(ValueError, match="factor"):
         layer.anneal(1.5)
     with pytest.raises(ValueError, match="sigma"):
-        fkt.rbf_kmeans_loss(X, layer.centers, 0.0)
+        fkt.rbf_kmeans_loss(X, layer.centers, -1.0)
     with pytest.raises(ValueError, match="columns"):
         fkt.rbf_kmeans_loss(X, torch.randn(4, 2), 1.0)
     with pytest.raises(ValueError, match="NaN"):
@@ -182,3 +182,23 @@ def test_overflowing_magnitudes_are_refused_as_by_the_numpy_api(backend):
             fkt.responsibilities(X, C, 1.0, backend=backend)
     with pytest.raises(ValueError, match="C has values up to"):
         fkt.rbf_kmeans_loss(torch.zeros(4, 2), torch.full((3, 2), 1e30), 1.0, backend=backend)
+
+
+@pytest.mark.parametrize("backend", ["numba", "torch"])
+@pytest.mark.parametrize("assignment", ["softmax", "entmax15"])
+def test_sigma_zero_is_the_hard_limit_as_in_the_numpy_api(assignment, backend):
+    """The torch layer refused sigma = 0, which the numpy API takes as the
+    hard limit for every assignment: the loss is the mean inertia, the
+    responsibilities one-hot, and the centers' gradient 2 N_k (c_k - m_k) / n."""
+    X, C = problem()
+    loss = fkt.rbf_kmeans_loss(X, C, 0.0, assignment, backend=backend)
+    Xn, Cn = X.detach().numpy(), C.detach().numpy()
+    assert float(loss) == pytest.approx(fk.objective(Xn, Cn, 0.0) / len(Xn), rel=1e-12)
+    (grad_C,) = torch.autograd.grad(loss, C)
+    N, S, _ = fk.sufficient_statistics(Xn, Cn, 0.0)
+    want = 2.0 * (N[:, None] * Cn - S) / len(Xn)
+    np.testing.assert_allclose(grad_C.numpy(), want, rtol=1e-10, atol=1e-12)
+    R = fkt.responsibilities(X, C, 0.0, assignment, backend=backend)
+    np.testing.assert_array_equal(R.detach().numpy(), fk.responsibilities(Xn, Cn, 0.0, "hard"))
+    layer = fkt.RBFKMeansLayer(4, 3, sigma=0.0, assignment=assignment)
+    assert layer.anneal(0.5) == 0.0
