@@ -32,6 +32,9 @@ from ._validation import (
     check_sample_weight,
 )
 
+#: The public API; the rest serves the estimator and the paper's run.
+__all__ = ["AnnealPath", "anneal", "critical_temperature"]
+
 #: Active centers closer than this times sqrt(sigma) are merged into one.
 MERGE_RADIUS = 1e-2
 #: Softmax rows count as hard when the mass off the winner is at most this.

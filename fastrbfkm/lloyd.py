@@ -17,6 +17,9 @@ import numpy as np
 from . import _kernels as K
 from ._rows import Rows
 
+#: Used by the estimator and the paper's run; not part of the public API.
+__all__ = ["LloydResult", "improve_by_swaps", "improve_by_transfers", "run_lloyd"]
+
 
 @dataclass
 class LloydResult:

@@ -186,12 +186,21 @@ def test_methods_follow_scikit_learn_conventions():
 
 
 def test_n_init_keeps_the_best_run():
+    """The kept run is the one of lowest inertia among the runs made: each
+    run's initial centers are recorded (a callable init) and refitted alone.
+    (The old form compared with a single run that shared the first run's
+    seed, so it could not fail.)"""
     X, _ = make_blobs(400, centers=6, cluster_std=2.0, random_state=3)
-    runs = [RBFKMeans(6, assignment="hard", init="random", random_state=s).fit(X) for s in range(4)]
-    best = RBFKMeans(6, assignment="hard", init="random", n_init=4, random_state=0).fit(X)
-    assert len({round(r.inertia_, 6) for r in runs}) > 1  # the seeds matter here
-    single = RBFKMeans(6, assignment="hard", init="random", n_init=1, random_state=0).fit(X)
-    assert best.inertia_ <= single.inertia_
+    inits = []
+
+    def init(data, k, random_state):
+        inits.append(data[random_state.choice(len(data), k, replace=False)].copy())
+        return inits[-1]
+
+    best = RBFKMeans(6, assignment="hard", init=init, n_init=6, random_state=0).fit(X)
+    alone = [RBFKMeans(6, assignment="hard", init=C).fit(X).inertia_ for C in inits]
+    assert len(inits) == 6 and len({round(v, 6) for v in alone}) > 1  # the seeds matter here
+    assert best.inertia_ == min(alone)
 
 
 BAD_PARAMS = [
