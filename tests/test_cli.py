@@ -4,6 +4,7 @@ import sys
 
 import numpy as np
 
+from fastrbfkm import RBFKMeans
 from fastrbfkm.datasets import make_blobs
 
 #: Far above the slowest honest run (a first run compiles the kernels; CI may be loaded).
@@ -46,6 +47,7 @@ def test_fit_reads_npy_and_csv_and_writes_outputs(tmp_path):
     X, _ = make_blobs(500, centers=3, random_state=2)
     np.save(tmp_path / "X.npy", X)
     np.savetxt(tmp_path / "X.csv", X, delimiter=",")
+    want = RBFKMeans(3, random_state=0).fit(X)
     for data in ("X.npy", "X.csv"):
         centers, labels = tmp_path / f"c-{data}.npy", tmp_path / f"l-{data}.npy"
         out = run(
@@ -53,10 +55,14 @@ def test_fit_reads_npy_and_csv_and_writes_outputs(tmp_path):
         )
         assert out.returncode == 0, out.stderr
         assert "inertia" in out.stdout and "temperatures" in out.stdout
-        assert np.load(centers).shape == (3, 2)
-        assert np.load(labels).shape == (500,)
+        # the files hold the fit the library makes with the CLI's settings
+        np.testing.assert_allclose(np.load(centers), want.cluster_centers_, rtol=1e-12)
+        np.testing.assert_array_equal(np.load(labels), want.labels_)
+        assert f"inertia      {want.inertia_:.8g}" in out.stdout
     out = run("fit", str(tmp_path / "X.npy"), "--k", "2", "--assignment", "hard")
     assert out.returncode == 0, out.stderr
+    hard = RBFKMeans(2, assignment="hard", random_state=0).fit(X)
+    assert f"inertia      {hard.inertia_:.8g}" in out.stdout
 
 
 def test_fit_streams_a_npy_larger_than_the_working_memory(tmp_path):
@@ -106,8 +112,22 @@ def test_paper_quick_command(tmp_path):
     out = run("paper", "--quick", "--out", str(tmp_path / "x"))
     assert out.returncode == 0, out.stderr
     assert (tmp_path / "x" / "results.md").exists()
-    assert (tmp_path / "x" / "results.csv").exists()
     assert "wrote" in out.stdout
+    import csv
+
+    with open(tmp_path / "x" / "results.csv") as f:
+        rows = list(csv.DictReader(f))
+    runs = {(r["dataset"], r["assignment"]) for r in rows}
+    assert runs == {
+        (data, a)
+        for data in ("blobs", "moons", "spiral", "circles")
+        for a in ("softmax", "entmax15")
+    }
+    for r in rows:  # the free energy never exceeds the K-Means distortion at the same centers
+        assert float(r["objective"]) <= float(r["inertia"]) * (1 + 1e-9), r
+        assert float(r["gap_objective"]) >= 0 and float(r["sigma"]) > 0, r
+    for name in ("blobs", "moons", "spiral", "circles"):
+        assert (tmp_path / "x" / f"{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_fit_refuses_bad_files_and_outputs_in_one_line_before_fitting(tmp_path):
