@@ -51,7 +51,9 @@ class Moments(NamedTuple):
     covariance: np.ndarray | None  # (d, d); None above DENSE_MAX features
 
 
-#: Most float64 entries of the sub-blocks the moments convert X into.
+#: Most rows, and most float64 entries, of the sub-blocks the moments convert
+#: X into (the entries bound wide rows).
+MOMENT_ROWS = 1 << 16
 MOMENT_ENTRIES = 1 << 22
 
 
@@ -63,7 +65,7 @@ def _moments_block(X, w, offset, weighted):
     weights = np.ones(n) if unit else w
     total = float(weights.sum())
     mean = np.zeros(d)
-    step = max(1, MOMENT_ENTRIES // max(d, 1))
+    step = max(1, min(MOMENT_ROWS, MOMENT_ENTRIES // max(d, 1)))
     for s in range(0, n, step):
         mean += weights[s : s + step] @ X[s : s + step].astype(np.float64)
     mean /= total if total > 0 else 1.0
