@@ -56,6 +56,11 @@ def as_float_array(
     underflow (:func:`check_value_range`).
     """
     refuse_tensor_with_grad(array, name)
+    if type(array).__module__.startswith("scipy.sparse"):
+        raise TypeError(
+            f"{name} is a scipy.sparse {type(array).__name__}; fastrbfkm takes dense arrays "
+            f"(sparse input is not supported yet): pass {name}.toarray() if it fits in memory."
+        )
     try:
         array = np.asarray(array)
     except (TypeError, ValueError) as exc:  # ragged nested lists and the like

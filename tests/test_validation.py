@@ -216,3 +216,21 @@ def test_one_default_assignment_everywhere():
         assert inspect.signature(f).parameters["assignment"].default == "entmax15", f
     R = fk.responsibilities(X, C, 0.7)
     np.testing.assert_array_equal(R, fk.responsibilities(X, C, 0.7, "entmax15"))
+
+
+def test_sparse_input_is_refused_by_name():
+    """kmeans_plusplus and the functional API said "X must be a 2-D array;
+    got 0-D" for a scipy.sparse matrix."""
+    sparse = pytest.importorskip("scipy.sparse")
+    Xs = sparse.csr_matrix(X)
+    for call in (
+        lambda: fk.kmeans_plusplus(Xs, 2, random_state=0),
+        lambda: fk.responsibilities(Xs, C, 1.0),
+        lambda: fk.critical_temperature(Xs, 2),
+    ):
+        with pytest.raises(TypeError, match=r"X is a scipy\.sparse csr_matrix.*X\.toarray\(\)"):
+            call()
+    with pytest.raises(TypeError, match=r"C is a scipy\.sparse"):
+        fk.responsibilities(X, sparse.csr_array(C), 1.0)
+    with pytest.raises(TypeError, match=r"[Ss]parse"):
+        fk.RBFKMeans(2).fit(Xs)
