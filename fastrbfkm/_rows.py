@@ -104,9 +104,8 @@ def _stats_block(X, w, offset, C, sigma, mode, with_stats=True):
 
 
 def _stats_combine(a, b):
-    summary = a[2] + b[2]
-    for m in (K.OFF_WINNER_MAX, K.SUPPORT_MAX):
-        summary[m] = max(a[2][m], b[2][m])
+    summary = a[2].copy()
+    K.fold_summary(summary, b[2])
     return a[0] + b[0], a[1] + b[1], summary
 
 

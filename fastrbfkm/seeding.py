@@ -47,12 +47,23 @@ def initial_centers(X: np.ndarray, k: int, init, w: np.ndarray, rng: np.random.G
     """Initial centers (k, d) for validated X; ``init`` already checked."""
     if isinstance(init, str) and init == "k-means++":
         return X[seed_indices(X, k, w, rng)].copy()
-    if isinstance(init, str):  # "random": distinct rows, drawn in proportion to w
-        p = None if w.size == 0 else w / w.sum()
-        if p is not None and np.count_nonzero(p) < k:
-            p = None  # too few weighted rows to draw k distinct ones
-        return X[np.sort(rng.choice(X.shape[0], size=k, replace=False, p=p))].copy()
+    if isinstance(init, str):
+        return X[random_indices(X.shape[0], k, w, rng)].copy()
     return np.array(init, dtype=X.dtype, order="C", copy=True)
+
+
+def random_indices(n: int, k: int, w: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """``init="random"``: k distinct row indices (sorted), drawn in
+    proportion to the weights ``w`` (empty: unit weights)."""
+    p = None if w.size == 0 else w / w.sum()
+    if p is not None and np.count_nonzero(p) < k:
+        p = None  # too few weighted rows to draw k distinct ones
+    return np.sort(rng.choice(n, size=k, replace=False, p=p))
+
+
+def local_trials(k: int) -> int:
+    """Greedy k-means++'s candidates per seed: ``2 + floor(log k)``."""
+    return 2 + int(np.log(k))
 
 
 def scalable_initial_centers(rows: Source, k: int, init, rng: np.random.Generator) -> np.ndarray:
@@ -104,8 +115,7 @@ SEEDING_CALL_WORK = 1 << 27
 
 def seed_indices(X: np.ndarray, k: int, w: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Row indices chosen by greedy k-means++ with ``2 + floor(log k)`` local trials."""
-    trials = 2 + int(np.log(k))
-    return greedy_seeds(X, w, rng.random((k, trials)))
+    return greedy_seeds(X, w, rng.random((k, local_trials(k))))
 
 
 def greedy_seeds(X: np.ndarray, w: np.ndarray, uniforms: np.ndarray) -> np.ndarray:

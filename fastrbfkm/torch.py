@@ -3,8 +3,9 @@ differentiable operations (``pip install "fastrbfkm[torch]"``).
 
 CPU tensors (float32 and float64) run on the numba kernels through
 ``torch.autograd.Function``, viewing the tensors' memory as numpy arrays
-without a copy; CUDA tensors run on an equivalent pure-torch implementation
-of the same formulas (docs/conventions.md). ``sigma`` is a constant of the
+without a copy; tensors on a GPU run on an equivalent pure-torch
+implementation of the same formulas (docs/conventions.md). ``backend`` uses
+the library's names: ``"auto"``, ``"cpu"``, ``"cuda"``. ``sigma`` is a constant of the
 operation (a Python float or a 0-d tensor; no gradient flows into it).
 """
 
@@ -228,19 +229,28 @@ def rbf_kmeans_loss(
         The assignment and its entropy (see docs/conventions.md).
     sample_weight : tensor of shape (n,), default=None
         Non-negative weights with a positive sum.
-    backend : {"auto", "numba", "torch"}, default="auto"
-        ``"auto"``: the numba kernels for CPU tensors, torch ops for CUDA.
+    backend : {"auto", "cpu", "cuda"}, default="auto"
+        Where it runs, named as everywhere in the library: ``"cpu"`` on the
+        numba CPU kernels (CPU tensors), ``"cuda"`` on the GPU (CUDA tensors,
+        in torch ops), ``"auto"`` by the tensors' device (torch ops for any
+        device but the CPU).
 
     Returns
     -------
     loss : 0-d tensor
         ``sum_i w_i [sum_k r_ik D_ik - sigma H(r_i)] / sum_i w_i``, X's dtype.
     """
+    return _loss(X, C, sigma, assignment, sample_weight, _use_torch(X, backend))
+
+
+def _loss(X, C, sigma, assignment, sample_weight, torch_ops: bool) -> torch.Tensor:
+    """:func:`rbf_kmeans_loss` in torch ops (the device path, which the tests
+    and bench/torch_loss.py also run on CPU tensors) or on the numba kernels."""
     sigma = _sigma(sigma)
     mode = _mode_at(assignment, sigma)
     _check(X, C)
     w = _weights(sample_weight, X)
-    if _use_torch(X, backend):
+    if torch_ops:
         return _torch_loss(X, C, w, sigma, mode)
     return _Loss.apply(X, C, w, sigma, mode)
 
@@ -260,20 +270,28 @@ def responsibilities(
     R : torch.Tensor of shape (n, k)
         Rows summing to 1 (hard: one-hot, with zero gradient).
     """
+    return _responsibilities(X, C, sigma, assignment, _use_torch(X, backend))
+
+
+def _responsibilities(X, C, sigma, assignment, torch_ops: bool) -> torch.Tensor:
+    """:func:`responsibilities` in torch ops or on the numba kernels (as :func:`_loss`)."""
     sigma = _sigma(sigma)
     mode = _mode_at(assignment, sigma)
     _check(X, C)
-    if _use_torch(X, backend):
+    if torch_ops:
         return _torch_assign(torch_squared_distances(X, C), sigma, mode)
     return _Responsibilities.apply(X, C, sigma, mode)
 
 
 def _use_torch(X: torch.Tensor, backend: str) -> bool:
-    if backend not in ("auto", "numba", "torch"):
-        raise ValueError(f"backend must be 'auto', 'numba' or 'torch'; got {backend!r}.")
-    if backend == "numba" and X.device.type != "cpu":
-        raise ValueError("backend='numba' needs CPU tensors.")
-    return backend == "torch" or (backend == "auto" and X.device.type != "cpu")
+    """Whether to run in torch ops (the device path) rather than the numba kernels."""
+    if not isinstance(backend, str):
+        raise TypeError(f"backend must be a string; got {type(backend).__name__}.")
+    if backend not in ("auto", "cpu", "cuda"):
+        raise ValueError(f"backend must be 'auto', 'cpu' or 'cuda'; got {backend!r}.")
+    if backend != "auto" and X.device.type != backend:
+        raise ValueError(f"backend={backend!r} needs {backend.upper()} tensors; got {X.device}.")
+    return X.device.type != "cpu"
 
 
 class RBFKMeansLayer(nn.Module):

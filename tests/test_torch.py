@@ -50,13 +50,13 @@ def test_numba_and_torch_paths_agree(assignment, dtype, tol):
     X, C = problem(n=200, d=5, k=7, dtype=dtype, seed=1)
     w = torch.rand(200, dtype=dtype) + 0.5
     outs = {}
-    for backend in ("numba", "torch"):
+    for torch_ops in (False, True):  # the numba kernels, the GPU path's torch ops
         Xb, Cb = X.detach().clone().requires_grad_(), C.detach().clone().requires_grad_()
-        loss = fkt.rbf_kmeans_loss(Xb, Cb, 0.9, assignment, w, backend=backend)
+        loss = fkt._loss(Xb, Cb, 0.9, assignment, w, torch_ops)
         loss.backward()
-        R = fkt.responsibilities(Xb.detach(), Cb.detach(), 0.9, assignment, backend=backend)
-        outs[backend] = (loss.detach(), Xb.grad, Cb.grad, R)
-    for a, b in zip(outs["numba"], outs["torch"], strict=True):
+        R = fkt._responsibilities(Xb.detach(), Cb.detach(), 0.9, assignment, torch_ops)
+        outs[torch_ops] = (loss.detach(), Xb.grad, Cb.grad, R)
+    for a, b in zip(outs[False], outs[True], strict=True):
         assert a.dtype == dtype
         scale = max(1.0, float(b.abs().max()))
         torch.testing.assert_close(
@@ -171,34 +171,49 @@ def test_layer_anneal_refuses_to_reach_zero():
     assert layer.sigma == 1e-300
 
 
-@pytest.mark.parametrize("backend", ["numba", "torch"])
-def test_overflowing_magnitudes_are_refused_as_by_the_numpy_api(backend):
+@pytest.mark.parametrize("torch_ops", [False, True])
+def test_overflowing_magnitudes_are_refused_as_by_the_numpy_api(torch_ops):
     """Coordinates whose squared distances overflow the dtype gave 0 or NaN."""
     C = torch.zeros(3, 2)
     for X in (torch.full((10, 2), 1e30), torch.full((10, 2), -1e30)):
         with pytest.raises(ValueError, match="X has values up to 1e\\+30"):
-            fkt.rbf_kmeans_loss(X, C, 1.0, backend=backend)
+            fkt._loss(X, C, 1.0, "entmax15", None, torch_ops)
         with pytest.raises(ValueError, match="X has values up to 1e\\+30"):
-            fkt.responsibilities(X, C, 1.0, backend=backend)
+            fkt._responsibilities(X, C, 1.0, "entmax15", torch_ops)
     with pytest.raises(ValueError, match="C has values up to"):
-        fkt.rbf_kmeans_loss(torch.zeros(4, 2), torch.full((3, 2), 1e30), 1.0, backend=backend)
+        fkt._loss(torch.zeros(4, 2), torch.full((3, 2), 1e30), 1.0, "entmax15", None, torch_ops)
 
 
-@pytest.mark.parametrize("backend", ["numba", "torch"])
+def test_backend_names_are_the_library_s():
+    """The layer said "numba"/"torch" where the estimator and the functional
+    API say "cpu"/"cuda": one set of names, checked against the tensors."""
+    X, C = problem()
+    want = fkt.rbf_kmeans_loss(X, C, 0.5).detach()
+    assert float(fkt.rbf_kmeans_loss(X, C, 0.5, backend="cpu").detach()) == float(want)
+    for old in ("numba", "torch", "gpu"):
+        with pytest.raises(ValueError, match="'auto', 'cpu' or 'cuda'"):
+            fkt.rbf_kmeans_loss(X, C, 0.5, backend=old)
+    with pytest.raises(ValueError, match="backend='cuda' needs CUDA tensors; got cpu"):
+        fkt.responsibilities(X, C, 0.5, backend="cuda")
+    with pytest.raises(TypeError, match="backend must be a string"):
+        fkt.rbf_kmeans_loss(X, C, 0.5, backend=None)
+
+
+@pytest.mark.parametrize("torch_ops", [False, True])
 @pytest.mark.parametrize("assignment", ["softmax", "entmax15"])
-def test_sigma_zero_is_the_hard_limit_as_in_the_numpy_api(assignment, backend):
+def test_sigma_zero_is_the_hard_limit_as_in_the_numpy_api(assignment, torch_ops):
     """The torch layer refused sigma = 0, which the numpy API takes as the
     hard limit for every assignment: the loss is the mean inertia, the
     responsibilities one-hot, and the centers' gradient 2 N_k (c_k - m_k) / n."""
     X, C = problem()
-    loss = fkt.rbf_kmeans_loss(X, C, 0.0, assignment, backend=backend)
+    loss = fkt._loss(X, C, 0.0, assignment, None, torch_ops)
     Xn, Cn = X.detach().numpy(), C.detach().numpy()
     assert float(loss) == pytest.approx(fk.objective(Xn, Cn, 0.0) / len(Xn), rel=1e-12)
     (grad_C,) = torch.autograd.grad(loss, C)
     N, S, _ = fk.sufficient_statistics(Xn, Cn, 0.0)
     want = 2.0 * (N[:, None] * Cn - S) / len(Xn)
     np.testing.assert_allclose(grad_C.numpy(), want, rtol=1e-10, atol=1e-12)
-    R = fkt.responsibilities(X, C, 0.0, assignment, backend=backend)
+    R = fkt._responsibilities(X, C, 0.0, assignment, torch_ops)
     np.testing.assert_array_equal(R.detach().numpy(), fk.responsibilities(Xn, Cn, 0.0, "hard"))
     layer = fkt.RBFKMeansLayer(4, 3, sigma=0.0, assignment=assignment)
     assert layer.anneal(0.5) == 0.0

@@ -15,8 +15,10 @@ from .update import (
     OBJECTIVE,
     OFF_WINNER_MAX,
     SOFT,
+    SUMMARY_MAXIMA,
     SUPPORT,
     SUPPORT_MAX,
+    fold_summary,
 )
 
 
@@ -77,12 +79,14 @@ __all__ = [
     "OFF_WINNER_MAX",
     "SOFT",
     "SOFTMAX",
+    "SUMMARY_MAXIMA",
     "SUPPORT",
     "SUPPORT_MAX",
     "assign_logits",
     "block_stats",
     "center_scatter",
     "entmax15_backward",
+    "fold_summary",
     "hard_assign",
     "kmeans_plusplus",
     "removal_costs",

@@ -20,26 +20,64 @@ _INSERTION_SORT_MAX = 24
 _NEWTON_STEPS = 30
 
 
-@njit(cache=True)
-def _sorted_threshold(g, m):
-    """The sort-based threshold over the candidates ``g[:m]`` (``g = -v``).
+# The row functions below (half_gap to newton_next) are the only copy of
+# entmax15's scalar steps: the CUDA kernels (fastrbfkm.cuda.assignment) call
+# these @njit functions too, and numba compiles a @jit function called from a
+# CUDA kernel as a device function. They therefore take scalars and small
+# work arrays only (never a device array, which the CUDA simulator cannot hand
+# to CPU code), and use nothing a GPU thread lacks (no allocation, no sort).
+# Nor the builtins max and min: the CUDA target built into numba 0.68 (not
+# numba-cuda, which the cuda extra installs) types max(a, b) in device code as
+# its one-argument (iterable) form and fails; a conditional expression does not.
 
-    Sorts ``g[:m]`` ascending (descending v), then walks it with the running
-    mean and mean square of ``v_(1..rho)``: ``tau_rho = mean - sqrt(delta)``,
-    ``delta = (1 - s2) / rho + mean^2``, and rho is in the support iff
-    ``tau_rho <= v_(rho)``, i.e. ``mean - v <= sqrt(delta)``. That holds for
-    rho = 1 (``tau_1 = v_(1) - 1``) and, once it fails, for no larger rho.
-    """
-    if m <= _INSERTION_SORT_MAX:
-        for i in range(1, m):
-            x = g[i]
-            j = i - 1
-            while j >= 0 and g[j] > x:
-                g[j + 1] = g[j]
-                j -= 1
-            g[j + 1] = x
-    else:
-        g[:m].sort()
+
+@njit(cache=True)
+def half_gap(e, emin, sigma):
+    """``g = (e - emin) / (2 sigma) >= 0``, the negated shifted half-logit;
+    exact ties give 0 even where ``0.5 / sigma`` overflows (subnormal sigma)."""
+    a = e - emin
+    return a * (0.5 / sigma) if a > 0.0 else 0.0
+
+
+@njit(cache=True)
+def insertion_sort(g, m):
+    """Sort ``g[:m]`` ascending in place (short candidate lists)."""
+    for i in range(1, m):
+        x = g[i]
+        j = i - 1
+        while j >= 0 and g[j] > x:
+            g[j + 1] = g[j]
+            j -= 1
+        g[j + 1] = x
+
+
+@njit(cache=True)
+def set_moments(count, s1, s2):
+    """The sorted formula over a set of ``count`` half-logits with sum ``s1``
+    and sum of squares ``s2``: ``(mean, delta)``, its threshold being
+    ``tau = mean - sqrt(delta)`` (``delta = (1 - s2) / count + mean^2``)."""
+    inv = 1.0 / count
+    mean = s1 * inv
+    return mean, (1.0 - s2) * inv + mean * mean
+
+
+@njit(cache=True)
+def walk_step(rho, s1, s2, v):
+    """One step of the sorted walk: ``(mean, delta, ok)`` over the ``rho``
+    largest half-logits (sums ``s1``, ``s2``), the smallest of them ``v``;
+    ``ok`` when ``v`` is in the support (``tau_rho <= v``, i.e.
+    ``mean - v <= sqrt(delta)``)."""
+    mean, delta = set_moments(rho, s1, s2)
+    gap = mean - v
+    return mean, delta, gap <= 0.0 or (delta > 0.0 and gap * gap <= delta)
+
+
+@njit(cache=True)
+def sorted_walk(g, m):
+    """The threshold over the candidates ``g[:m]`` (``g = -v``), sorted
+    ascending (descending v): walk with the running sums of ``v_(1..rho)``
+    while :func:`walk_step` keeps ``v_(rho)`` in the support. That holds for
+    rho = 1 (``tau_1 = v_(1) - 1``) and, once it fails, for no larger rho."""
     s1 = 0.0
     s2 = 0.0
     mean_star = 0.0
@@ -48,16 +86,48 @@ def _sorted_threshold(g, m):
         v = -g[rho - 1]
         s1 += v
         s2 += v * v
-        inv = 1.0 / rho
-        mean = s1 * inv
-        delta = (1.0 - s2) * inv + mean * mean
-        gap = mean - v
-        if gap <= 0.0 or (delta > 0.0 and gap * gap <= delta):
-            mean_star = mean
-            delta_star = delta
-        else:
+        mean, delta, ok = walk_step(rho, s1, s2, v)
+        if not ok:
             break
-    return mean_star - math.sqrt(max(delta_star, 0.0))
+        mean_star = mean
+        delta_star = delta
+    return mean_star - math.sqrt(delta_star if delta_star > 0.0 else 0.0)
+
+
+@njit(cache=True)
+def set_threshold(count, s1, s2):
+    """``tau_S = mean_S - sqrt(delta_S)`` of a set S (:func:`set_moments`),
+    or ``-inf`` where ``delta_S < 0`` (no threshold makes S sum to 1)."""
+    mean, delta = set_moments(count, s1, s2)
+    return mean - math.sqrt(delta) if delta >= 0.0 else -np.inf
+
+
+@njit(cache=True)
+def newton_next(tau, count, s1, s2):
+    """The next iterate of the threshold search from ``tau``, where
+    ``S = {v > tau}`` has ``count`` members with sums ``s1``, ``s2``.
+
+    Newton's step on ``f(tau) - 1`` over S (``f' = -2 sum (v - tau)``) is a
+    lower bound on the threshold like ``tau``; so is ``mean_S - 1 /
+    sqrt(|S|)``, by Cauchy-Schwarz (``f(tau) >= |S| (mean_S - tau)^2``).
+    Takes the larger."""
+    inv = 1.0 / count
+    f = s2 - 2.0 * tau * s1 + count * tau * tau
+    slope = s1 - count * tau
+    newton = tau + (f - 1.0) / (2.0 * slope)
+    bound = s1 * inv - math.sqrt(inv)
+    return bound if bound > newton else newton
+
+
+@njit(cache=True)
+def _sorted_threshold(g, m):
+    """The sort-based threshold over the candidates ``g[:m]`` (``g = -v``):
+    sorts them (by insertion when short) and walks them (:func:`sorted_walk`)."""
+    if m <= _INSERTION_SORT_MAX:
+        insertion_sort(g, m)
+    else:
+        g[:m].sort()
+    return sorted_walk(g, m)
 
 
 @njit(cache=True, fastmath={"reassoc", "contract", "nsz"})
@@ -99,17 +169,9 @@ def _newton_threshold(v):
             return hi, True
         if stalled:
             break
-        inv = 1.0 / count
-        mean = s1 * inv
-        delta = (1.0 - s2) * inv + mean * mean
         lo = tau
-        hi = mean - math.sqrt(delta) if delta >= 0.0 else -np.inf
-        # Newton step on f(tau) - 1 over S (f' = -2 sum (v - tau)), a lower
-        # bound like tau; so is mean_S - 1 / sqrt(|S|), by Cauchy-Schwarz
-        # (f(tau) >= |S| (mean_S - tau)^2 when S = {v > tau}). Take the larger.
-        f = s2 - 2.0 * tau * s1 + count * tau * tau
-        slope = s1 - count * tau
-        new = max(tau + (f - 1.0) / (2.0 * slope), mean - math.sqrt(inv))
+        hi = set_threshold(count, s1, s2)
+        new = newton_next(tau, count, s1, s2)
         # Stalled: one more pass at the same tau only checks this tau_S.
         stalled = not new > tau
         tau = tau if stalled else new
@@ -131,14 +193,11 @@ def entmax15_block(E, m, emin, sigma, R, F, work):
     fallback are branch-free loops over the row.
     """
     k = E.shape[1]
-    scale = 0.5 / sigma
     for s in range(m):
         e = E[s]
         v = work[s]
         for j in range(k):
-            a = e[j]
-            # exact ties give 0 even when the scale overflows
-            v[j] = -(a * scale) if a > 0.0 else 0.0
+            v[j] = -half_gap(e[j], 0.0, sigma)
         tau, certified = _newton_threshold(v)
         if not certified:
             g = R[s]  # candidates g = -v <= 1, sorted in place

@@ -40,6 +40,21 @@ SOFT = 3  # sum_i w_i [row i is not one-hot]
 OFF_WINNER_MAX = 4  # max_i (1 - r_i,winner), computed as the mass off the winner
 SUPPORT_MAX = 5  # max_i |{k : r_ik > 0}|
 N_SUMMARY = 6
+#: The summary entries that fold by maximum; the others are sums.
+SUMMARY_MAXIMA = (OFF_WINNER_MAX, SUPPORT_MAX)
+
+
+@njit(cache=True)
+def fold_summary(acc, part):
+    """Fold the summary ``part`` into ``acc`` in place: sums, and maxima for
+    :data:`SUMMARY_MAXIMA`. The one fold of summaries, also called by the
+    CUDA kernels (compiled by numba as a device function there)."""
+    for m in range(N_SUMMARY):
+        if m == OFF_WINNER_MAX or m == SUPPORT_MAX:
+            # not max(): see fastrbfkm._kernels.entmax on CUDA's max
+            acc[m] = part[m] if part[m] > acc[m] else acc[m]
+        else:
+            acc[m] += part[m]
 
 
 #: Soft rows are gathered, and flushed through :func:`assign_block`, in
@@ -265,9 +280,5 @@ def _block_pass(X, C, w, sigma, mode, with_stats, xhat):
         N_tot += N_part[c]
         if with_stats:
             S_tot += S_part[c]
-        for m in range(N_SUMMARY):
-            if m == OFF_WINNER_MAX or m == SUPPORT_MAX:
-                summary[m] = max(summary[m], sum_part[c, m])
-            else:
-                summary[m] += sum_part[c, m]
+        fold_summary(summary, sum_part[c])
     return N_tot, S_tot, summary

@@ -3,7 +3,8 @@
 
 One thread handles one row of energies ``e_j = sign * E[i, j]`` (squared
 distances with ``sign = 1``, logits with ``sign = -1`` and ``sigma = 1``) and
-computes, in float64, exactly what the CPU row functions compute:
+computes, in float64, what the CPU row functions compute (the softmax's
+``exp`` is the device's, the CPU's a vectorized polynomial within 2 ulp of it):
 
 - hard (or ``sigma == 0``): one-hot at the first minimum;
 - softmax: ``r_j = t_j * (1 / sum t)``, ``t_j = exp(-(e_j - emin) / sigma)``
@@ -14,6 +15,10 @@ computes, in float64, exactly what the CPU row functions compute:
   and walked as on the CPU; more first try the same certified Newton search
   (summing in the same column order as the CPU); if it cannot certify, an
   exact rank-based walk gives the sorted walk's threshold without sorting.
+
+The scalar steps (``half_gap``, the sorted walk, the Newton step, the
+summary fold) are not written here: they are the CPU's own ``@njit``
+functions, which numba compiles as device functions where a kernel calls them.
 
 The responsibilities are not kept: a second sweep over the row recomputes
 each ``r_j`` from ``e_j`` and writes it out, so the output may overwrite the
@@ -28,7 +33,16 @@ import numba
 from numba import cuda
 
 from .._kernels.assignment import ENTMAX15, HARD, SOFTMAX
-from .._kernels.entmax import _INSERTION_SORT_MAX, _NEWTON_STEPS
+from .._kernels.entmax import (
+    _INSERTION_SORT_MAX,
+    _NEWTON_STEPS,
+    half_gap,
+    insertion_sort,
+    newton_next,
+    set_threshold,
+    sorted_walk,
+    walk_step,
+)
 from .._kernels.softmax import EXP_UNDERFLOW
 from .._kernels.update import (
     INERTIA,
@@ -38,6 +52,7 @@ from .._kernels.update import (
     SOFT,
     SUPPORT,
     SUPPORT_MAX,
+    fold_summary,
 )
 from .config import ROW_THREADS
 
@@ -62,13 +77,6 @@ def row_argmin(E, i, sign):
 
 
 @cuda.jit(device=True)
-def half_gap(e, emin, sigma):
-    """``(e - emin) / (2 sigma) >= 0``; exact ties give 0 even for subnormal sigma."""
-    a = e - emin
-    return a * (0.5 / sigma) if a > 0.0 else 0.0
-
-
-@cuda.jit(device=True)
 def softmax_term(e, emin, sigma):
     """``exp(-(e - emin) / sigma)``, skipping the call where it is exactly 0."""
     a = (e - emin) / sigma
@@ -78,42 +86,25 @@ def softmax_term(e, emin, sigma):
 @cuda.jit(device=True)
 def sorted_threshold(g, m):
     """Insertion-sort the candidates ``g[:m]`` (``m <= _INSERTION_SORT_MAX``)
-    and walk them as :func:`fastrbfkm._kernels.entmax._sorted_threshold` does."""
-    for a in range(1, m):
-        x = g[a]
-        b = a - 1
-        while b >= 0 and g[b] > x:
-            g[b + 1] = g[b]
-            b -= 1
-        g[b + 1] = x
-    s1 = 0.0
-    s2 = 0.0
-    mean_star = 0.0
-    delta_star = 1.0
-    for rho in range(1, m + 1):
-        v = -g[rho - 1]
-        s1 += v
-        s2 += v * v
-        inv = 1.0 / rho
-        mean = s1 * inv
-        delta = (1.0 - s2) * inv + mean * mean
-        gap = mean - v
-        if gap <= 0.0 or (delta > 0.0 and gap * gap <= delta):
-            mean_star = mean
-            delta_star = delta
-        else:
-            break
-    return mean_star - math.sqrt(max(delta_star, 0.0))
+    and walk them, as :func:`fastrbfkm._kernels.entmax._sorted_threshold` does."""
+    insertion_sort(g, m)
+    return sorted_walk(g, m)
 
 
 @cuda.jit(device=True)
 def newton_threshold(E, i, sign, emin, sigma):
     """:func:`fastrbfkm._kernels.entmax._newton_threshold` over the row's
-    candidates in column order; returns ``(tau, certified)``."""
+    candidates in column order; returns ``(tau, certified)``.
+
+    The CPU search keeps the row's half-logits in a work array and checks each
+    iterate during the next vectorized pass; a GPU thread has no k-long work
+    array, so it recomputes them from E and checks at once. The steps
+    themselves are the CPU's (:func:`~fastrbfkm._kernels.entmax.set_threshold`,
+    :func:`~fastrbfkm._kernels.entmax.newton_next`)."""
     k = E.shape[1]
     tau = -1.0
     for _ in range(_NEWTON_STEPS):
-        count = 0
+        count = 0.0
         s1 = 0.0
         s2 = 0.0
         vmin = 0.0
@@ -122,20 +113,14 @@ def newton_threshold(E, i, sign, emin, sigma):
             if g <= 1.0:
                 v = -g
                 if v > tau:
-                    count += 1
+                    count += 1.0
                     s1 += v
                     s2 += v * v
                     vmin = min(vmin, v)
-        inv = 1.0 / count
-        mean = s1 * inv
-        delta = (1.0 - s2) * inv + mean * mean
-        if delta >= 0.0:
-            tau_s = mean - math.sqrt(delta)
-            if vmin >= tau_s:
-                return tau_s, True
-        f = s2 - 2.0 * tau * s1 + count * tau * tau
-        slope = s1 - count * tau
-        new = max(tau + (f - 1.0) / (2.0 * slope), mean - math.sqrt(inv))
+        tau_s = set_threshold(count, s1, s2)
+        if tau_s > -math.inf and vmin >= tau_s:
+            return tau_s, True
+        new = newton_next(tau, count, s1, s2)
         if not new > tau:
             break
         tau = new
@@ -159,11 +144,7 @@ def prefix_moments(E, i, sign, emin, sigma, j):
                 count += 1
                 s1 += v
                 s2 += v * v
-    inv = 1.0 / count
-    mean = s1 * inv
-    delta = (1.0 - s2) * inv + mean * mean
-    gap = mean - vj
-    ok = gap <= 0.0 or (delta > 0.0 and gap * gap <= delta)
+    mean, delta, ok = walk_step(count, s1, s2, vj)
     return count, mean, delta, ok
 
 
@@ -284,11 +265,7 @@ def assign_rows(E, i0, i1, sign, sigma, mode, w, out, weighted, partial, p0):
     if partial.shape[0] > 0:
         cuda.syncthreads()
         if t == 0:
+            for u in range(1, ROW_THREADS):
+                fold_summary(rows[0], rows[u])
             for m in range(N_SUMMARY):
-                acc = rows[0, m]
-                for u in range(1, ROW_THREADS):
-                    if m == OFF_WINNER_MAX or m == SUPPORT_MAX:
-                        acc = max(acc, rows[u, m])
-                    else:
-                        acc += rows[u, m]
-                partial[p0 + cuda.blockIdx.x, m] = acc
+                partial[p0 + cuda.blockIdx.x, m] = rows[0, m]

@@ -59,7 +59,7 @@ def empty(dtype=np.float64, ndim: int = 1) -> object:
 
 
 _SUMMARY_OPS = np.full(K.N_SUMMARY, reduce.SUM, dtype=np.int32)
-_SUMMARY_OPS[[K.OFF_WINNER_MAX, K.SUPPORT_MAX]] = reduce.MAX
+_SUMMARY_OPS[list(K.SUMMARY_MAXIMA)] = reduce.MAX
 
 
 def fold_all(P, ws: Workspace, ops=None) -> np.ndarray:

@@ -17,6 +17,7 @@ import numpy as np
 from numba import cuda
 
 from .._rows import Farthest, Moments, Rows, draw_keys, oversample_index
+from ..seeding import local_trials, random_indices
 from . import arrays, passes, seeding
 from .config import TILE, cdiv
 from .distances import square_root
@@ -114,17 +115,11 @@ class DeviceRows(Rows):
         from ``rng``: k-means++ runs on the device; "random" copies the
         weights (not X) to the host to draw the rows."""
         if isinstance(init, str) and init == "k-means++":
-            trials = 2 + int(np.log(k))
-            index = seeding.kmeans_plusplus(self.X, self.w, k, rng.random((k, trials)), self.ws)
+            uniforms = rng.random((k, local_trials(k)))
+            index = seeding.kmeans_plusplus(self.X, self.w, k, uniforms, self.ws)
             return passes.gather(self.X, index, self.ws)
         if isinstance(init, str):
-            p = None
-            if self.w.shape[0]:
-                w = self.w.copy_to_host().astype(np.float64)
-                p = w / w.sum()
-                if np.count_nonzero(p) < k:
-                    p = None
-            index = np.sort(rng.choice(self.n, size=k, replace=False, p=p))
+            index = random_indices(self.n, k, self._host_weights(), rng)
             return passes.gather(self.X, index, self.ws)
         return np.array(init, dtype=self.dtype, order="C", copy=True)
 
