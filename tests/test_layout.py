@@ -55,3 +55,56 @@ def test_kernels_import_only_kernels():
         if module.startswith("fastrbfkm._kernels"):
             outside = {t for t in targets if not t.startswith("fastrbfkm._kernels")}
             assert not outside, f"{module} imports {outside}"
+
+
+def test_x_goes_down_from_fit_to_the_kernels():
+    """Issue 14's walk: followed from ``RBFKMeans.fit``, the array X passes
+    down estimator -> input door -> rows source -> kernels (the door asking
+    two leaf helpers, validation and the streaming test), and no call climbs
+    back into a module already below it on the stack. Before the door, X went
+    through 11 modules and climbed back 12 times."""
+    import sys
+
+    import numpy as np
+
+    from fastrbfkm import RBFKMeans
+
+    X = np.random.default_rng(0).normal(size=(600, 3))
+    address = X.__array_interface__["data"][0]
+    estimator = RBFKMeans(3, random_state=0, max_iter=20)
+    estimator.fit(X)  # compile outside the trace
+    receivers, stacks = [], []
+
+    def is_x(value):
+        return isinstance(value, np.ndarray) and value.__array_interface__["data"][0] == address
+
+    def profile(frame, event, arg):
+        if event != "call" or not frame.f_globals.get("__name__", "").startswith("fastrbfkm"):
+            return
+        stack, f = [], frame
+        while f is not None:
+            module = f.f_globals.get("__name__", "")
+            if module.startswith("fastrbfkm") and (not stack or stack[-1] != module):
+                stack.append(module)
+            f = f.f_back
+        stacks.append(stack[::-1])
+        code = frame.f_code
+        if any(is_x(frame.f_locals.get(a)) for a in code.co_varnames[: code.co_argcount]):
+            receivers.append(frame.f_globals["__name__"])
+
+    sys.setprofile(profile)
+    try:
+        estimator.fit(X)
+    finally:
+        sys.setprofile(None)
+    door = {"fastrbfkm._validation", "fastrbfkm._streaming"}
+    path = [m for m in dict.fromkeys(receivers) if m not in door]
+    assert path == [
+        "fastrbfkm.estimator",
+        "fastrbfkm._backend",
+        "fastrbfkm._rows",
+        "fastrbfkm._kernels",
+    ]
+    assert set(receivers) - set(path) <= door
+    for stack in stacks:
+        assert len(stack) == len(set(stack)), f"climbs back: {' -> '.join(stack)}"
