@@ -20,6 +20,7 @@ _PUBLIC = {
     "anneal": "annealing",
     "critical_temperature": "annealing",
     "RBFKMeans": "estimator",
+    "MiniBatchRBFKMeans": "minibatch",
     "entmax15": "objective",
     "entmax15_backward": "objective",
     "gradient": "objective",
@@ -36,6 +37,7 @@ _PUBLIC = {
 if TYPE_CHECKING:
     from .annealing import AnnealPath, anneal, critical_temperature
     from .estimator import RBFKMeans
+    from .minibatch import MiniBatchRBFKMeans
     from .objective import (
         entmax15,
         entmax15_backward,
@@ -73,6 +75,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AnnealPath",
+    "MiniBatchRBFKMeans",
     "RBFKMeans",
     "__version__",
     "anneal",

@@ -390,6 +390,13 @@ class Rows(ABC):
         return InMemoryRows(rows, weights)
 
     @abstractmethod
+    def batch(self, m: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        """A mini-batch in host memory, checked: ``(rows, weights)``, ``m``
+        rows drawn uniformly with replacement, in row order (as scikit-learn's
+        ``MiniBatchKMeans`` draws them), or, for a source in chunks, one chunk
+        drawn at random; ``weights`` their sample weights (length 0: unit)."""
+
+    @abstractmethod
     def assign(self, C: np.ndarray):
         """``(labels, inertia, counts)``: nearest centers (ties to the lowest
         index), the weighted inertia and the number of rows per center."""
@@ -519,6 +526,10 @@ class InMemoryRows(BlockRows):
 
     def sample(self, m: int, key: int) -> InMemoryRows:
         return self if self.n <= m else super().sample(m, key)
+
+    def batch(self, m: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        index = np.sort(rng.integers(0, self.n, int(m)))
+        return self.X[index], self.w[index] if self.w.size else self.w
 
     def transfers(self, C: np.ndarray, max_sweeps: int):
         labels = K.hard_assign(self.X, C, self.w, False)[0]

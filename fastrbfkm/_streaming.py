@@ -140,6 +140,18 @@ class StreamedRows(BlockRows):
             inertia += block_inertia
         return labels, inertia, label_counts(labels, C.shape[0])
 
+    def batch(self, m: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        """m rows drawn uniformly with replacement, read through a read-only
+        map of the file (only their pages), converted and checked."""
+        index = np.sort(rng.integers(0, self.n, int(m)))
+        mapped = np.memmap(
+            self.filename, dtype=self.raw, mode="r", offset=self.start, shape=(self.n, self.d)
+        )
+        rows = np.ascontiguousarray(mapped[index], dtype=self.dtype)
+        del mapped
+        rows = as_float_array(rows, "X", dtype=self.dtype, coordinates=True, fitting=True)
+        return rows, self.w[index] if self.w.size else self.w
+
     def initial_centers(self, k: int, init, rng: np.random.Generator) -> np.ndarray:
         return scalable_initial_centers(self, k, init, rng)
 

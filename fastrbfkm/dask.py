@@ -262,6 +262,14 @@ class DaskRows(BlockRows):
     def initial_centers(self, k: int, init, rng: np.random.Generator) -> np.ndarray:
         return scalable_initial_centers(self, k, init, rng)
 
+    def batch(self, m: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        """One chunk, drawn uniformly, computed and checked (``m`` is not
+        used: a mini-batch fit over a dask array takes one chunk a batch)."""
+        i = int(rng.integers(0, len(self.offsets)))
+        rows = _chunk(self.X.blocks[i].compute(), check=True, fitting=self._fitting)
+        weights = np.empty(0) if self.w is None else np.asarray(self.w.blocks[i].compute())
+        return rows, weights
+
     # New data: lazy per-row results over X's chunks, checked when computed.
 
     def _labels(self, C: np.ndarray, check: bool) -> da.Array:

@@ -107,6 +107,13 @@ class DeviceRows(Rows):
         weights = w[index] if w.size else np.ones(index.size)
         return passes.gather(self.X, index, self.ws), weights
 
+    def batch(self, m: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        """As the CPU's: m rows drawn uniformly, gathered on the device and
+        copied to the host (the weights, if any, too)."""
+        index = np.sort(rng.integers(0, self.n, int(m)))
+        w = self._host_weights()
+        return passes.gather(self.X, index, self.ws), w[index] if w.size else w
+
     def assign(self, C: np.ndarray):
         return passes.assign(self.X, self._centers(C), self.w, self.ws)
 

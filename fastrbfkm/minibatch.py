@@ -1,0 +1,480 @@
+"""MiniBatchRBFKMeans: soft and annealed K-Means on mini-batches.
+
+A gradient step on the centers with the per-center rate ``1 / (2 N_k)`` is
+Lloyd's update; with running counts it becomes an online one. Each batch B
+runs one fused pass (:meth:`fastrbfkm._rows.Rows.stats`) for its weighted
+statistics at the current temperature, ``n_k = sum_B w_i r_ik`` and ``s_k =
+sum_B w_i r_ik x_i``, then
+
+    N_k <- N_k + n_k,        c_k <- c_k + (s_k - n_k c_k) / N_k,
+
+so that c_k is the running mean of the rows' shares of it: one full batch
+from ``N = 0`` is exactly a Lloyd step (at ``sigma = 0``) or a soft Lloyd
+step. The temperature follows a schedule over batches: from the critical
+temperature of the first rows (every center on their mean, nudged), down by
+``cooling`` every ``anneal_batches`` batches, the counts restarting at each
+temperature; once a temperature's last batch has only hard rows, the fit
+goes on with hard (``sigma = 0``) mini-batch K-Means and scikit-learn's
+stopping rules (``max_no_improvement``, ``tol``).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import ClassVar
+
+import numpy as np
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import validate_data
+
+from . import _kernels as K
+from ._backend import open_rows
+from ._rows import InMemoryRows, Rows
+from ._threads import one_blas_thread
+from ._validation import ASSIGNMENTS
+from .annealing import (
+    MERGE_RADIUS,
+    SPLIT_MARGIN,
+    candidates,
+    critical_from_variance,
+    is_hard,
+    merge_copies,
+    split_unstable,
+)
+from .estimator import RBFKMeans
+from .lloyd import improve_by_swaps, run_lloyd
+
+__all__ = ["MiniBatchRBFKMeans", "online_update"]
+
+#: A split moves the two centers this many standard deviations (along the
+#: principal axis of the center's rows) apart: larger than the full fit's
+#: nudge, since a moving average over batches opens a split more slowly than
+#: converged soft Lloyd steps do.
+SPLIT_STEP = 1.0
+#: A fresh split is still opening while its gap grows by more than this over
+#: a temperature's batches; the temperature is then held, at most MAX_HOLDS
+#: times in a row.
+OPENING = 0.05
+MAX_HOLDS = 10
+#: The annealing ends, once every center is active, when the batch's free
+#: energy is within this fraction of its inertia (or every row was hard).
+#: The polish at the end of the annealing (:meth:`_end_annealing`): most
+#: Lloyd iterations a run, and scikit-learn's relative tolerance.
+POLISH_ITER = 100
+POLISH_TOL = 1e-4
+COLD_GAP = 1e-3
+
+
+def online_update(C: np.ndarray, counts: np.ndarray, N: np.ndarray, S: np.ndarray) -> None:
+    """The online Lloyd update in place: ``counts += N`` and, for every center
+    with a positive count, ``C += (S - N C) / counts`` (float64 ``C``)."""
+    counts += N
+    live = counts > 0
+    C[live] += (S[live] - N[live, None] * C[live]) / counts[live, None]
+
+
+class MiniBatchRBFKMeans(RBFKMeans):
+    """K-Means as the zero-temperature limit of an RBF network, on mini-batches.
+
+    The online form of :class:`RBFKMeans`: each batch runs one fused soft
+    pass and moves the centers with per-center rates from running counts
+    (the online Lloyd update), annealing the temperature over batches. With
+    ``assignment="hard"`` it is scikit-learn's ``MiniBatchKMeans`` update.
+
+    Parameters
+    ----------
+    n_clusters : int, default=8
+        Number of centers k.
+    assignment : {"entmax15", "softmax", "hard"}, default="entmax15"
+        How distances become responsibilities.
+    sigma : float > 0 or "auto", default="auto"
+        ``"auto"`` anneals: every center starts on the mean of the first
+        rows (``init_size`` of them), nudged, at their critical temperature
+        (``2 lambda_max``, softmax; ``2 sqrt(k) lambda_max``, entmax15), and
+        the temperature falls by ``cooling`` every ``anneal_batches``
+        batches until a batch has only hard rows; then hard mini-batch
+        K-Means goes on. A float keeps that temperature for every batch,
+        from ``init``. Ignored when ``assignment="hard"``.
+    cooling : float in (0, 1), default=0.8
+        Factor between temperatures.
+    anneal_batches : int, default=10
+        Batches at each temperature; the counts restart at each one.
+    init : {"k-means++", "random"}, callable or array of shape (k, d), default="k-means++"
+        Initial centers when not annealing, from ``init_size`` rows (as
+        :class:`RBFKMeans`'s ``init``); for ``assignment="hard"``, a string
+        ``init`` is then polished on those rows (Lloyd iterations and swap
+        moves).
+    batch_size : int, default=1024
+        Rows per batch, drawn uniformly with replacement (a dask array: one
+        chunk a batch).
+    max_iter : int, default=100
+        Most passes over the data's size (``max_iter * n / batch_size``
+        batches in all), as scikit-learn's ``max_iter``.
+    max_no_improvement : int or None, default=10
+        In the hard phase, stop after this many batches without a new low of
+        the smoothed batch inertia (scikit-learn's rule); None never.
+    tol : float, default=0.0
+        In the hard phase, stop when a batch moves the centers by at most
+        ``tol`` times the mean feature variance (squared); 0 never.
+    init_size : int or None, default=None
+        Rows drawn for the start (the critical temperature and mean, or
+        ``init``); None is ``3 * batch_size`` (at least ``3 * n_clusters``).
+    random_state : int, RandomState instance or None, default=None
+        Seeds the batches and the start.
+    verbose : int, default=0
+        A line per temperature, and the hard phase's end.
+    backend : {"auto", "cpu", "cuda"}, default="auto"
+        Where the data's passes run, as in :class:`RBFKMeans` (the batches
+        themselves are gathered to the host).
+
+    Attributes
+    ----------
+    cluster_centers_ : ndarray of shape (n_clusters, n_features)
+        Final centers, in X's float dtype.
+    labels_ : ndarray of shape (n_samples,)
+        Nearest center of every training row (``fit`` only; one more pass).
+    inertia_ : float
+        Weighted inertia of the training data (``fit``), or of the last
+        batch at the centers it started from (``partial_fit``).
+    counts_ : ndarray of shape (n_clusters,)
+        Weighted rows each center has taken since its temperature began.
+    sigma_ : float
+        The current temperature (0 once hard).
+    sigma_critical_ : float or None
+        The temperature the annealing started at.
+    n_steps_ : int
+        Batches processed.
+    n_iter_ : int
+        Passes over the data's size (``ceil(n_steps_ * batch_size / n)``; fit).
+    n_features_in_ : int
+        Number of features seen during fit.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastrbfkm import MiniBatchRBFKMeans
+    >>> X = np.random.default_rng(0).normal(size=(5000, 2))
+    >>> km = MiniBatchRBFKMeans(3, batch_size=256, random_state=0).fit(X)
+    >>> km.cluster_centers_.shape
+    (3, 2)
+    """
+
+    _parameter_constraints: ClassVar[dict] = {
+        "n_clusters": [Interval(numbers.Integral, 1, None, closed="left")],
+        "assignment": [StrOptions(set(ASSIGNMENTS))],
+        "sigma": [StrOptions({"auto"}), Interval(numbers.Real, 0, None, closed="neither")],
+        "cooling": [Interval(numbers.Real, 0, 1, closed="neither")],
+        "anneal_batches": [Interval(numbers.Integral, 1, None, closed="left")],
+        "init": [StrOptions({"k-means++", "random"}), callable, "array-like"],
+        "batch_size": [Interval(numbers.Integral, 1, None, closed="left")],
+        "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
+        "max_no_improvement": [None, Interval(numbers.Integral, 1, None, closed="left")],
+        "tol": [Interval(numbers.Real, 0, None, closed="left")],
+        "init_size": [None, Interval(numbers.Integral, 1, None, closed="left")],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+        "backend": [StrOptions({"auto", "cpu", "cuda"})],
+    }
+
+    def __init__(
+        self,
+        n_clusters=8,
+        *,
+        assignment="entmax15",
+        sigma="auto",
+        cooling=0.8,
+        anneal_batches=10,
+        init="k-means++",
+        batch_size=1024,
+        max_iter=100,
+        max_no_improvement=10,
+        tol=0.0,
+        init_size=None,
+        random_state=None,
+        verbose=0,
+        backend="auto",
+    ):
+        self.n_clusters = n_clusters
+        self.assignment = assignment
+        self.sigma = sigma
+        self.cooling = cooling
+        self.anneal_batches = anneal_batches
+        self.init = init
+        self.batch_size = batch_size
+        self.max_iter = max_iter
+        self.max_no_improvement = max_no_improvement
+        self.tol = tol
+        self.init_size = init_size
+        self.random_state = random_state
+        self.verbose = verbose
+        self.backend = backend
+
+    # The parameters RBFKMeans's checks read and this estimator does not have.
+    sigma_min = None
+
+    # ------------------------------------------------------------------- fit
+
+    @one_blas_thread
+    def fit(self, X, y=None, sample_weight=None):
+        """Fit on mini-batches drawn from X.
+
+        Parameters
+        ----------
+        X : array-like, numpy.memmap or dask.array.Array of shape (n_samples, n_features)
+            Training data (a memory-mapped file is read a batch at a time).
+        y : Ignored
+            Not used, present for API consistency.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights with a positive sum; None means all ones.
+
+        Returns
+        -------
+        self : MiniBatchRBFKMeans
+            The fitted estimator.
+        """
+        self._check_params()
+        rows = open_rows(
+            X, sample_weight, self.backend, n_clusters=self.n_clusters, fit=True, estimator=self
+        )
+        self._check_params_against(rows)
+        rng = np.random.default_rng(check_random_state(self.random_state).randint(2**31))
+        self._start(rows, rng)
+        tol = 0.0
+        if self.tol > 0:
+            tol = float(rows.moments(weighted=False).variance.sum()) / rows.d * self.tol
+        batch = int(self.batch_size)
+        steps = int(self.max_iter) * math.ceil(rows.n / batch)
+        alpha = min(1.0, 2.0 * batch / (rows.n + 1))  # scikit-learn's smoothing
+        ewa, best, stale = None, np.inf, 0
+        for _ in range(steps):
+            Xb, wb = rows.batch(batch, rng)
+            batch_inertia, shift = self._step(InMemoryRows(Xb, wb))
+            if self.sigma_ > 0 or self._annealing:
+                continue
+            mean = batch_inertia / (float(wb.sum()) if wb.size else Xb.shape[0])
+            ewa = mean if ewa is None else ewa * (1.0 - alpha) + mean * alpha
+            if tol > 0 and shift <= tol:
+                break
+            if ewa < best:
+                best, stale = ewa, 0
+            else:
+                stale += 1
+                if self.max_no_improvement is not None and stale >= self.max_no_improvement:
+                    break
+        if self.verbose:
+            print(f"MiniBatchRBFKMeans: stopped after {self.n_steps_} batches")
+        C = self._centers_like(rows)
+        labels, inertia, _ = rows.assign(C)
+        validate_data(self, X, reset=True, skip_check_array=True)
+        self.labels_ = labels
+        self.inertia_ = float(inertia)
+        self.n_iter_ = math.ceil(self.n_steps_ * batch / rows.n)
+        return self
+
+    @one_blas_thread
+    def partial_fit(self, X, y=None, sample_weight=None):
+        """Update the centers with one batch (the first call also starts them).
+
+        Parameters
+        ----------
+        X : array-like, dask.array.Array or CUDA array of shape (n_samples, n_features)
+            The batch; later calls must have the first one's features.
+        y : Ignored
+            Not used, present for API consistency.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights; None means all ones.
+
+        Returns
+        -------
+        self : MiniBatchRBFKMeans
+            The updated estimator.
+        """
+        first = not hasattr(self, "cluster_centers_")
+        if first:
+            self._check_params()
+            rows = open_rows(
+                X,
+                sample_weight,
+                self.backend,
+                n_clusters=self.n_clusters,
+                fit=True,
+                estimator=self,
+            )
+            self._check_params_against(rows)
+            seed = check_random_state(self.random_state).randint(2**31)
+            self._rng = np.random.default_rng(seed)
+            self._start(rows, self._rng)
+            validate_data(self, X, reset=True, skip_check_array=True)
+        else:
+            rows = self._new_rows(X, sample_weight)
+        self.inertia_ = self._step(rows)[0]
+        return self
+
+    # ------------------------------------------------------------ internals
+
+    def _start(self, rows: Rows, rng: np.random.Generator) -> None:
+        """Centers, temperature and counts from ``init_size`` rows of the data."""
+        k = int(self.n_clusters)
+        size = self.init_size or max(3 * int(self.batch_size), 3 * k)
+        Xs, ws = rows.batch(min(int(size), max(rows.n, k)), rng)
+        probe = InMemoryRows(Xs, ws)
+        mode = ASSIGNMENTS[self.assignment]
+        self._rng = rng
+        self._probe = probe
+        self.sigma_critical_ = None
+        self._annealing = mode != K.HARD and self.sigma == "auto"
+        self._active = np.ones(k, dtype=bool)
+        self._parent = np.arange(k)
+        if self._annealing:
+            # every center on the mean: one active, the others its spares
+            moments = probe.moments()
+            sigma = float(critical_from_variance(probe.largest_variance(moments), k, mode))
+            self.sigma_critical_ = sigma
+            C = np.tile(moments.mean, (k, 1))
+            self._active[1:] = False
+            self._parent[:] = 0
+        else:
+            init = self.init
+            if callable(init):
+                seed = int(rng.integers(2**31))
+                init = self._init_array(init(Xs, k, np.random.RandomState(seed)), rows)
+            C = probe.initial_centers(k, init, rng)
+            sigma = 0.0 if mode == K.HARD else float(self.sigma)
+            if mode == K.HARD and isinstance(init, str):
+                C = self._polish(probe, C)
+        self._C = np.array(C, dtype=np.float64)
+        self.cluster_centers_ = self._C.astype(rows.dtype)
+        self.counts_ = np.zeros(k)
+        self.sigma_ = sigma
+        self.n_steps_ = 0
+        self._at_temperature = 0
+        self._holds = 0
+        self._pairs = np.empty((0, 2), dtype=np.int64)
+        self._gaps = np.empty(0)
+        if self._annealing:
+            self._split(sigma, mode)
+
+    def _step(self, rows: Rows) -> tuple[float, float]:
+        """One batch: its fused pass at the current temperature on the active
+        centers, the online update, the schedule. Returns the batch's weighted
+        inertia at the centers it started from and the centers' squared shift."""
+        mode = ASSIGNMENTS[self.assignment] if self.sigma_ > 0 else K.HARD
+        active = self._active
+        A = np.ascontiguousarray(self._C[active], dtype=rows.dtype)
+        N, S, summary = rows.stats(A, self.sigma_, mode)
+        before = self._C.copy()
+        counts = self.counts_[active]
+        if self._annealing:
+            # a moving average over about anneal_batches batches: the soft
+            # solution it tracks moves with the temperature
+            counts *= 1.0 - 1.0 / int(self.anneal_batches)
+        C = self._C[active]
+        online_update(C, counts, N, S)
+        self._C[active] = C
+        self.counts_[active] = counts
+        self._C[~active] = self._C[self._parent[~active]]
+        self.cluster_centers_ = self._C.astype(rows.dtype)
+        self.n_steps_ += 1
+        if self._annealing:
+            self._at_temperature += 1
+            if self._at_temperature >= int(self.anneal_batches):
+                self._next_temperature(summary, mode)
+        return float(summary[K.INERTIA]), float(((self._C - before) ** 2).sum())
+
+    def _next_temperature(self, summary: np.ndarray, mode: int) -> None:
+        """The end of a temperature's batches, as the full fit ends one:
+        while the last splits still open up, the temperature is held, and
+        centers on top of one another merge. The annealing ends once every center is active
+        and the batch was (nearly) hard, or the temperature is the float64
+        resolution below the first; else the next temperature, skipping
+        those at which no spare would split, and the splits there."""
+        C, active, parent = self._C, self._active, self._parent
+        self._at_temperature = 0
+        if self._opening() and self._holds < MAX_HOLDS:
+            self._holds += 1
+            return
+        self._pairs = np.empty((0, 2), dtype=np.int64)
+        self._gaps = np.empty(0)
+        merge_copies(C, active, parent, MERGE_RADIUS * np.sqrt(self.sigma_))
+        C[~active] = C[parent[~active]]
+        floor = self.sigma_critical_ * np.finfo(np.float64).eps
+        if (active.all() and self._cold(summary, mode)) or self.sigma_ * self.cooling < floor:
+            self._end_annealing()
+        else:
+            self._split(self.sigma_ * float(self.cooling), mode)
+        if self.verbose:
+            print(
+                f"MiniBatchRBFKMeans: batch {self.n_steps_}, sigma {self.sigma_:.4g}, "
+                f"{int(active.sum())} active centers"
+            )
+
+    @staticmethod
+    def _cold(summary: np.ndarray, mode: int) -> bool:
+        """Whether the batch was hard, or nearly: ``J - F <= COLD_GAP J``."""
+        gap = summary[K.INERTIA] - summary[K.OBJECTIVE]
+        return is_hard(summary, mode) or gap <= COLD_GAP * summary[K.INERTIA]
+
+    def _split(self, sigma: float, mode: int) -> None:
+        """Move to temperature ``sigma`` (or, while the spares would not
+        split there, down the schedule to the first at which one does) and
+        split the spares off the centers unstable there, as the full fit does
+        (:func:`fastrbfkm.annealing.split_unstable`), seen on the probe rows."""
+        if not self._active.all():
+            found = candidates(
+                self._probe, self._centers_in_dtype(), self._active, self.sigma_, mode
+            )
+            top = float(found.critical.max(initial=0.0)) / (1.0 + SPLIT_MARGIN)
+            if 0 < top <= sigma:  # none splits at sigma: the first temperature below top
+                sigma *= self.cooling ** (
+                    math.floor(math.log(top / sigma) / math.log(self.cooling)) + 1
+                )
+            pairs = split_unstable(
+                self._C, self._active, self._parent, found, sigma, self._rng, SPLIT_STEP
+            )
+            self.counts_[pairs.ravel()] = 0.0
+            self._pairs = pairs
+            self._gaps = self._pair_gaps()
+        self._holds = 0
+        self.sigma_ = sigma
+
+    @staticmethod
+    def _polish(probe: InMemoryRows, C: np.ndarray) -> np.ndarray:
+        """Lloyd iterations and swap moves on the probe rows (float64 result)."""
+        tol = POLISH_TOL * float(probe.moments(weighted=False).variance.mean())
+        start = run_lloyd(probe, np.ascontiguousarray(C, dtype=probe.dtype), POLISH_ITER, tol)
+        return improve_by_swaps(probe, start, POLISH_ITER, tol).centers.astype(np.float64)
+
+    def _centers_in_dtype(self) -> np.ndarray:
+        return self._C.astype(self._probe.dtype)
+
+    def _pair_gaps(self) -> np.ndarray:
+        C, pairs = self._C, self._pairs
+        return np.linalg.norm(C[pairs[:, 0]] - C[pairs[:, 1]], axis=1)
+
+    def _opening(self) -> bool:
+        """Whether a pair split at this temperature grew apart by more than
+        ``OPENING`` over the last ``anneal_batches`` batches (as the full fit
+        converges at a temperature until its fresh splits stop opening)."""
+        if not self._pairs.size:
+            return False
+        gaps = self._pair_gaps()
+        opening = bool((gaps > (1.0 + OPENING) * self._gaps).any())
+        self._gaps = gaps
+        return opening
+
+    def _end_annealing(self) -> None:
+        """Hard mini-batch K-Means from here: spares left (fewer distinct
+        groups than centers) split off the heaviest centers; the centers are
+        polished on the probe rows as :class:`RBFKMeans`'s ``refine`` does
+        (Lloyd iterations and swap moves, which move a center from where it
+        helps least to a cell that a split helps most); counts restart."""
+        spares = np.flatnonzero(~self._active)
+        if spares.size:
+            found = candidates(self._probe, self._centers_in_dtype(), self._active, 0.0, K.HARD)
+            split_unstable(self._C, self._active, self._parent, found, 0.0, self._rng, SPLIT_STEP)
+        self._C = self._polish(self._probe, self._centers_in_dtype())
+        self._annealing = False
+        self.sigma_ = 0.0
+        self.counts_[:] = 0.0

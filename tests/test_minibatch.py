@@ -1,0 +1,230 @@
+"""MiniBatchRBFKMeans: the online Lloyd update, the annealed fit over batches,
+partial_fit, and the input kinds (numpy, memmap, dask, a stream of batches)."""
+
+import os
+import subprocess
+import sys
+import textwrap
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils.estimator_checks import check_estimator
+
+from fastrbfkm import MiniBatchRBFKMeans, RBFKMeans
+from fastrbfkm.datasets import make_blobs
+from fastrbfkm.minibatch import online_update
+
+from . import naive
+
+
+def blobs(n=20_000, k=8, d=3, seed=0, dtype=np.float64):
+    X, _ = make_blobs(n, centers=k, n_features=d, random_state=seed, dtype=dtype)
+    return X
+
+
+def test_online_update_from_zero_counts_is_the_batch_mean():
+    rng = np.random.default_rng(0)
+    C = rng.normal(size=(4, 3))
+    N = np.array([2.0, 0.0, 5.0, 1.0])
+    S = rng.normal(size=(4, 3)) * N[:, None]
+    counts = np.zeros(4)
+    new = C.copy()
+    online_update(new, counts, N, S)
+    np.testing.assert_array_equal(counts, N)
+    live = N > 0
+    np.testing.assert_allclose(new[live], S[live] / N[live, None], rtol=1e-14)
+    np.testing.assert_array_equal(new[~live], C[~live])  # no mass: stays
+
+
+def test_online_update_is_the_running_mean_of_the_batches():
+    """Two batches one after the other give the mean of both (weighted)."""
+    rng = np.random.default_rng(1)
+    C = rng.normal(size=(3, 2))
+    N1, N2 = np.array([1.0, 2.0, 3.0]), np.array([3.0, 1.0, 0.5])
+    S1, S2 = rng.normal(size=(3, 2)), rng.normal(size=(3, 2))
+    counts = np.zeros(3)
+    online_update(C, counts, N1, S1)
+    online_update(C, counts, N2, S2)
+    np.testing.assert_allclose(C, (S1 + S2) / (N1 + N2)[:, None], rtol=1e-13)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize(
+    ("assignment", "sigma"), [("hard", "auto"), ("softmax", 0.7), ("entmax15", 0.7)]
+)
+def test_one_full_batch_is_a_lloyd_step(dtype, assignment, sigma):
+    """From given centers, one partial_fit on all the data is one (soft)
+    Lloyd step: the gradient step with rate 1 / (2 N_k)."""
+    X = blobs(3001, k=5, seed=2, dtype=dtype)
+    w = np.random.default_rng(3).uniform(0.5, 2.0, len(X))
+    C0 = X[:5].astype(np.float64) + 0.1
+    km = MiniBatchRBFKMeans(5, assignment=assignment, sigma=sigma, init=C0.astype(dtype))
+    km.partial_fit(X, sample_weight=w)
+    if assignment == "hard":
+        want = naive.lloyd(X, C0.astype(dtype), w)
+    else:
+        N, S = naive.stats(X, C0.astype(dtype), sigma, assignment, w)
+        want = S / N[:, None]
+    tol = 1e-5 if dtype == np.float32 else 1e-11
+    np.testing.assert_allclose(km.cluster_centers_, want, rtol=tol, atol=tol)
+    assert km.cluster_centers_.dtype == dtype
+    assert km.n_steps_ == 1
+
+
+@pytest.mark.parametrize("assignment", ["entmax15", "softmax"])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_annealed_minibatch_fit_within_one_percent_of_the_full_fit(assignment, seed):
+    X = blobs(60_000, k=16, d=4, seed=seed)
+    full = RBFKMeans(16, assignment=assignment, random_state=0).fit(X)
+    mb = MiniBatchRBFKMeans(16, assignment=assignment, batch_size=512, random_state=seed).fit(X)
+    assert mb.inertia_ <= 1.01 * full.inertia_
+    assert mb.sigma_ == 0.0 and mb.sigma_critical_ > 0
+    np.testing.assert_array_equal(mb.labels_, mb.predict(X))
+    assert mb.inertia_ == pytest.approx(-mb.score(X), rel=1e-9)
+
+
+def test_hard_minibatch_fit_on_well_separated_blobs():
+    X = blobs(20_000, k=4, d=2, seed=5)
+    full = RBFKMeans(4, assignment="hard", random_state=0).fit(X)
+    mb = MiniBatchRBFKMeans(4, assignment="hard", batch_size=256, random_state=0).fit(X)
+    assert mb.inertia_ <= 1.01 * full.inertia_
+    assert mb.sigma_critical_ is None
+
+
+@pytest.mark.parametrize("assignment", ["entmax15", "softmax"])
+def test_partial_fit_over_a_stream_of_batches(assignment):
+    """A generator of batches, as a user streams data: every batch moves the
+    centers, the annealing ends within the stream, and the result clusters
+    the whole data as well as the full fit (200 batches, 4 a temperature)."""
+    X = blobs(40_000, k=8, d=4, seed=1)
+    order = np.random.default_rng(0).permutation(len(X))
+
+    def batches():
+        for _ in range(5):  # five passes
+            for start in range(0, len(X), 1000):
+                yield X[order[start : start + 1000]]
+
+    km = MiniBatchRBFKMeans(8, assignment=assignment, random_state=0, anneal_batches=4)
+    for batch in batches():
+        km.partial_fit(batch)
+    assert km.n_steps_ == 200
+    assert km.sigma_ == 0.0
+    full = RBFKMeans(8, random_state=0).fit(X)
+    assert -km.score(X) <= 1.01 * full.inertia_
+
+
+def test_partial_fit_checks_the_features_across_calls():
+    X = blobs(500, k=3, d=2)
+    km = MiniBatchRBFKMeans(3, random_state=0).partial_fit(X)
+    assert km.n_features_in_ == 2
+    with pytest.raises(ValueError, match="X has 3 features, but MiniBatchRBFKMeans is expecting 2"):
+        km.partial_fit(np.ones((10, 3)))
+    with pytest.raises(ValueError, match="NaN"):
+        km.partial_fit(np.full((10, 2), np.nan))
+    km.partial_fit(X[:100])  # still usable
+    assert km.n_steps_ == 2
+
+
+def test_bad_parameters_are_refused_with_their_names():
+    X = blobs(500, k=3, d=2)
+    for params, name in (
+        ({"batch_size": 0}, "batch_size"),
+        ({"anneal_batches": 0}, "anneal_batches"),
+        ({"max_no_improvement": -1}, "max_no_improvement"),
+        ({"cooling": 1.0}, "cooling"),
+        ({"sigma": -1.0}, "sigma"),
+    ):
+        with pytest.raises(ValueError, match=name):
+            MiniBatchRBFKMeans(3, **params).fit(X)
+    with pytest.raises(ValueError, match="n_samples=2 should be >= n_clusters=3"):
+        MiniBatchRBFKMeans(3).fit(X[:2])
+
+
+def test_memmap_is_read_a_batch_at_a_time(tmp_path):
+    """A file larger than the working memory: batches are read from the map;
+    the same seed gives the same centers as the numpy array."""
+    from sklearn import config_context
+
+    X = blobs(30_000, k=5, d=3, seed=4, dtype=np.float32)
+    path = tmp_path / "X.npy"
+    np.save(path, X)
+    mapped = np.load(path, mmap_mode="r")
+    with config_context(working_memory=0.1):  # MiB: streamed
+        km = MiniBatchRBFKMeans(5, batch_size=500, random_state=3).fit(mapped)
+    ref = MiniBatchRBFKMeans(5, batch_size=500, random_state=3).fit(X)
+    np.testing.assert_array_equal(km.cluster_centers_, ref.cluster_centers_)
+    np.testing.assert_array_equal(km.labels_, ref.labels_)
+    assert km.inertia_ == pytest.approx(ref.inertia_, rel=1e-6)
+
+
+def test_dask_array_one_chunk_a_batch():
+    da = pytest.importorskip("dask.array")
+    import dask
+
+    X = blobs(24_000, k=5, d=3, seed=6)
+    dX = da.from_array(X, chunks=(1000, 3))
+    with dask.config.set(scheduler="synchronous"):
+        km = MiniBatchRBFKMeans(5, random_state=0).fit(dX)
+        labels = np.asarray(km.labels_.compute())
+    full = RBFKMeans(5, random_state=0).fit(X)
+    assert km.inertia_ <= 1.01 * full.inertia_
+    np.testing.assert_array_equal(labels, km.predict(X))
+    # partial_fit takes a dask batch whole (one pass over its chunks)
+    km.partial_fit(dX[:3000])
+    assert km.n_steps_ > 1
+
+
+THREADS_SCRIPT = textwrap.dedent(
+    """
+    import hashlib, numba, numpy as np
+    from fastrbfkm import MiniBatchRBFKMeans
+    from fastrbfkm.datasets import make_blobs
+    X, _ = make_blobs(50_000, centers=6, n_features=3, random_state=1)
+    h = hashlib.sha256()
+    for a in ("entmax15", "softmax", "hard"):
+        km = MiniBatchRBFKMeans(6, assignment=a, batch_size=4096, random_state=0).fit(X)
+        h.update(km.cluster_centers_.tobytes()); h.update(km.labels_.tobytes())
+    print(numba.get_num_threads(), h.hexdigest())
+    """
+)
+
+
+def test_identical_with_one_and_two_threads():
+    """Batches of 4096 rows run their passes in parallel chunks; the centers
+    and labels do not depend on the thread count."""
+    digests = []
+    for threads in (1, 2):
+        env = dict(os.environ, NUMBA_NUM_THREADS=str(threads))
+        out = subprocess.run(
+            [sys.executable, "-c", THREADS_SCRIPT],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        used, digest = out.stdout.split()
+        assert int(used) == threads
+        digests.append(digest)
+    assert digests[0] == digests[1]
+
+
+def test_check_estimator():
+    estimator = MiniBatchRBFKMeans(batch_size=64, max_iter=5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        results = check_estimator(
+            estimator,
+            expected_failed_checks={
+                "check_sample_weight_equivalence_on_dense_data": (
+                    "weights scale a drawn row's share; repeating a row changes the draws"
+                )
+            },
+            on_fail=None,
+        )
+    failed = [
+        (r["check_name"], str(r["exception"])[:300]) for r in results if r["status"] == "failed"
+    ]
+    assert not failed
+    assert sum(r["status"] == "passed" for r in results) >= 40
