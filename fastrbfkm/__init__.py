@@ -2,7 +2,8 @@
 
 Numba-jitted kernels for squared distances, softmax and exact Entmax-1.5
 responsibilities, the free energy and its gradient, and the fused (soft)
-Lloyd step; the RBFKMeans estimator with deterministic annealing.
+Lloyd step; the RBFKMeans estimator with deterministic annealing, and
+MiniBatchRBFKMeans, annealed over mini-batches.
 """
 
 from __future__ import annotations

@@ -113,10 +113,12 @@ class MiniBatchRBFKMeans(RBFKMeans):
         Most passes over the data's size (``max_iter * n / batch_size``
         batches in all), as scikit-learn's ``max_iter``.
     max_no_improvement : int or None, default=10
-        In the hard phase, stop after this many batches without a new low of
-        the smoothed batch inertia (scikit-learn's rule); None never.
+        After the annealing, stop after this many batches without a new low
+        of the smoothed batch inertia (scikit-learn's rule; the free energy
+        at a fixed ``sigma``), once it averages over ``n / (2 batch_size)``
+        batches; None never.
     tol : float, default=0.0
-        In the hard phase, stop when a batch moves the centers by at most
+        After the annealing, stop when a batch moves the centers by at most
         ``tol`` times the mean feature variance (squared); 0 never.
     init_size : int or None, default=None
         Rows drawn for the start (the critical temperature and mean, or
@@ -246,17 +248,25 @@ class MiniBatchRBFKMeans(RBFKMeans):
             tol = float(rows.moments(weighted=False).variance.sum()) / rows.d * self.tol
         batch = int(self.batch_size)
         steps = int(self.max_iter) * math.ceil(rows.n / batch)
-        alpha = min(1.0, 2.0 * batch / (rows.n + 1))  # scikit-learn's smoothing
-        ewa, best, stale = None, np.inf, 0
+        # scikit-learn's smoothed batch inertia (the free energy at a fixed
+        # sigma), after the annealing; it is compared only once it averages
+        # over its window (1 / alpha batches, the mean of the batches so far
+        # until then), not from one lucky batch
+        alpha = min(1.0, 2.0 * batch / (rows.n + 1))
+        window = math.ceil(1.0 / alpha)
+        ewa, best, stale, hard = 0.0, np.inf, 0, 0
         for _ in range(steps):
             Xb, wb = rows.batch(batch, rng)
-            batch_inertia, shift = self._step(InMemoryRows(Xb, wb))
-            if self.sigma_ > 0 or self._annealing:
+            summary, shift = self._step(InMemoryRows(Xb, wb))
+            if self._annealing:
                 continue
-            mean = batch_inertia / (float(wb.sum()) if wb.size else Xb.shape[0])
-            ewa = mean if ewa is None else ewa * (1.0 - alpha) + mean * alpha
+            hard += 1
+            mean = summary[K.OBJECTIVE] / (float(wb.sum()) if wb.size else Xb.shape[0])
+            ewa += (mean - ewa) * max(alpha, 1.0 / hard)
             if tol > 0 and shift <= tol:
                 break
+            if hard < window:
+                continue
             if ewa < best:
                 best, stale = ewa, 0
             else:
@@ -309,7 +319,7 @@ class MiniBatchRBFKMeans(RBFKMeans):
             validate_data(self, X, reset=True, skip_check_array=True)
         else:
             rows = self._new_rows(X, sample_weight)
-        self.inertia_ = self._step(rows)[0]
+        self.inertia_ = float(self._step(rows)[0][K.INERTIA])
         return self
 
     # ------------------------------------------------------------ internals
@@ -356,10 +366,11 @@ class MiniBatchRBFKMeans(RBFKMeans):
         if self._annealing:
             self._split(sigma, mode)
 
-    def _step(self, rows: Rows) -> tuple[float, float]:
+    def _step(self, rows: Rows) -> tuple[np.ndarray, float]:
         """One batch: its fused pass at the current temperature on the active
-        centers, the online update, the schedule. Returns the batch's weighted
-        inertia at the centers it started from and the centers' squared shift."""
+        centers, the online update, the schedule. Returns the batch's summary
+        (:func:`fastrbfkm._kernels.block_stats`) at the centers it started
+        from and the centers' squared shift."""
         mode = ASSIGNMENTS[self.assignment] if self.sigma_ > 0 else K.HARD
         active = self._active
         A = np.ascontiguousarray(self._C[active], dtype=rows.dtype)
@@ -381,7 +392,7 @@ class MiniBatchRBFKMeans(RBFKMeans):
             self._at_temperature += 1
             if self._at_temperature >= int(self.anneal_batches):
                 self._next_temperature(summary, mode)
-        return float(summary[K.INERTIA]), float(((self._C - before) ** 2).sum())
+        return summary, float(((self._C - before) ** 2).sum())
 
     def _next_temperature(self, summary: np.ndarray, mode: int) -> None:
         """The end of a temperature's batches, as the full fit ends one:

@@ -12,6 +12,7 @@ import pytest
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.estimator_checks import check_estimator
 
+import fastrbfkm as fk
 from fastrbfkm import MiniBatchRBFKMeans, RBFKMeans
 from fastrbfkm.datasets import make_blobs
 from fastrbfkm.minibatch import online_update
@@ -228,3 +229,17 @@ def test_check_estimator():
     ]
     assert not failed
     assert sum(r["status"] == "passed" for r in results) >= 40
+
+
+def test_fixed_temperature_fit_stops_by_the_smoothed_free_energy():
+    """At a fixed sigma nothing anneals: the stopping rules apply from the
+    start (scikit-learn's, on the free energy), not after max_iter passes."""
+    X = blobs(50_000, k=4, d=2, seed=8)
+    km = MiniBatchRBFKMeans(4, assignment="softmax", sigma=1.0, batch_size=500, random_state=0)
+    km.fit(X)
+    assert km.sigma_ == 1.0
+    assert km.n_steps_ < 100 * len(X) // 500 // 10
+    assert km.n_iter_ < 10
+    full = RBFKMeans(4, assignment="softmax", sigma=1.0, refine=False, random_state=0).fit(X)
+    F = [fk.objective(X, C, 1.0, "softmax") for C in (km.cluster_centers_, full.cluster_centers_)]
+    assert F[0] <= F[1] + 0.01 * abs(F[1])
