@@ -272,6 +272,16 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
         if not isinstance(self.init, str) and not callable(self.init):
             self._init_array(self.init, rows)
 
+    def _open_fit_rows(self, X, sample_weight) -> Rows:
+        """The data of a fit through the input door, with every parameter
+        checked (those that depend on the data against its rows source)."""
+        self._check_params()
+        rows = open_rows(
+            X, sample_weight, self.backend, n_clusters=self.n_clusters, fit=True, estimator=self
+        )
+        self._check_params_against(rows)
+        return rows
+
     def _init_array(self, init, rows: Rows) -> np.ndarray:
         """Given initial centers (an array, or what a callable ``init``
         returned), checked against the data."""
@@ -306,11 +316,7 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
         self : RBFKMeans
             The fitted estimator.
         """
-        self._check_params()
-        rows = open_rows(
-            X, sample_weight, self.backend, n_clusters=self.n_clusters, fit=True, estimator=self
-        )
-        self._check_params_against(rows)
+        rows = self._open_fit_rows(X, sample_weight)
         d = rows.d
         mode = ASSIGNMENTS[self.assignment]
         k = int(self.n_clusters)

@@ -30,7 +30,6 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import validate_data
 
 from . import _kernels as K
-from ._backend import open_rows
 from ._rows import InMemoryRows, Rows
 from ._threads import one_blas_thread
 from ._validation import ASSIGNMENTS
@@ -236,11 +235,7 @@ class MiniBatchRBFKMeans(RBFKMeans):
         self : MiniBatchRBFKMeans
             The fitted estimator.
         """
-        self._check_params()
-        rows = open_rows(
-            X, sample_weight, self.backend, n_clusters=self.n_clusters, fit=True, estimator=self
-        )
-        self._check_params_against(rows)
+        rows = self._open_fit_rows(X, sample_weight)
         rng = np.random.default_rng(check_random_state(self.random_state).randint(2**31))
         self._start(rows, rng)
         tol = 0.0
@@ -303,19 +298,9 @@ class MiniBatchRBFKMeans(RBFKMeans):
         """
         first = not hasattr(self, "cluster_centers_")
         if first:
-            self._check_params()
-            rows = open_rows(
-                X,
-                sample_weight,
-                self.backend,
-                n_clusters=self.n_clusters,
-                fit=True,
-                estimator=self,
-            )
-            self._check_params_against(rows)
+            rows = self._open_fit_rows(X, sample_weight)
             seed = check_random_state(self.random_state).randint(2**31)
-            self._rng = np.random.default_rng(seed)
-            self._start(rows, self._rng)
+            self._start(rows, np.random.default_rng(seed))
             validate_data(self, X, reset=True, skip_check_array=True)
         else:
             rows = self._new_rows(X, sample_weight)
