@@ -122,6 +122,10 @@ class MiniBatchRBFKMeans(RBFKMeans):
     init_size : int or None, default=None
         Rows drawn for the start (the critical temperature and mean, or
         ``init``); None is ``3 * batch_size`` (at least ``3 * n_clusters``).
+    full_step : bool, default=True
+        ``fit`` ends with one Lloyd step (soft at a fixed ``sigma``) over
+        every row, which takes the batches' noise out of the centers: one
+        more pass over the data besides the one for ``labels_``.
     random_state : int, RandomState instance or None, default=None
         Seeds the batches and the start.
     verbose : int, default=0
@@ -174,6 +178,7 @@ class MiniBatchRBFKMeans(RBFKMeans):
         "max_no_improvement": [None, Interval(numbers.Integral, 1, None, closed="left")],
         "tol": [Interval(numbers.Real, 0, None, closed="left")],
         "init_size": [None, Interval(numbers.Integral, 1, None, closed="left")],
+        "full_step": ["boolean"],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
         "backend": [StrOptions({"auto", "cpu", "cuda"})],
@@ -193,6 +198,7 @@ class MiniBatchRBFKMeans(RBFKMeans):
         max_no_improvement=10,
         tol=0.0,
         init_size=None,
+        full_step=True,
         random_state=None,
         verbose=0,
         backend="auto",
@@ -208,6 +214,7 @@ class MiniBatchRBFKMeans(RBFKMeans):
         self.max_no_improvement = max_no_improvement
         self.tol = tol
         self.init_size = init_size
+        self.full_step = full_step
         self.random_state = random_state
         self.verbose = verbose
         self.backend = backend
@@ -270,6 +277,13 @@ class MiniBatchRBFKMeans(RBFKMeans):
                     break
         if self.verbose:
             print(f"MiniBatchRBFKMeans: stopped after {self.n_steps_} batches")
+        if self.full_step:
+            # the batches' noise out of the centers: one step over every row
+            mode = ASSIGNMENTS[self.assignment] if self.sigma_ > 0 else K.HARD
+            N, S, _ = rows.stats(self._centers_like(rows), self.sigma_, mode)
+            live = N > 0
+            self._C[live] = S[live] / N[live, None]
+            self.cluster_centers_ = self._C.astype(rows.dtype)
         C = self._centers_like(rows)
         labels, inertia, _ = rows.assign(C)
         validate_data(self, X, reset=True, skip_check_array=True)

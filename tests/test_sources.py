@@ -38,12 +38,15 @@ PASSES = {
     "responsibilities": lambda rows, C: rows.responsibilities(C, 0.7, K.ENTMAX15),
     "total_inertia": lambda rows, C: rows.total_inertia(C),
     "assign_logits": lambda rows, C: rows.assign_logits(K.ENTMAX15),
+    "batch": lambda rows, C: rows.batch(6, np.random.default_rng(5)),
 }
 
 #: Sources that hold data only: they refuse to read it as logits.
 REFUSES = {"streamed": {"assign_logits"}, "dask": {"assign_logits"}}
 #: Sources whose rows are not in memory in order: no sequential transfers.
 SKIPS = {"streamed": {"transfers"}, "dask": {"transfers"}, "device": {"transfers"}}
+#: Sources in chunks: a mini-batch is one chunk (checked below), not drawn rows.
+CHUNKED = {"dask": {"batch"}}
 
 
 def test_every_pass_of_the_interface_is_tested():
@@ -93,6 +96,12 @@ def test_every_pass_on_every_source(kind, unit, tmp_path):
         if name in REFUSES.get(kind, ()):
             with pytest.raises(TypeError, match="not logits"):
                 run(rows, C)
+            continue
+        if name in CHUNKED.get(kind, ()):
+            got, weights = run(rows, C)
+            start = int(np.flatnonzero((X == got[0]).all(axis=1))[0])
+            np.testing.assert_array_equal(got, X[start : start + 10])  # chunks of 10 rows
+            np.testing.assert_array_equal(weights, w[start : start + 10] if w.size else w)
             continue
         got, want = host(run(rows, C)), host(run(reference, C))
         assert len(got) == len(want), name

@@ -4,8 +4,13 @@ Nothing here validates its input; the public functions in
 :mod:`fastrbfkm.objective` do that once, at the boundary.
 """
 
+import functools
+
+import numpy as np
+
 from . import assignment, distances, entmax, scatter, seeding, softmax, transfers, update
 from .assignment import ENTMAX15, HARD, SOFTMAX
+from .compiling import announce_compilation
 from .forks import serial_after_fork
 from .interrupts import deferring_interrupts
 from .threads import serial_when_small
@@ -21,6 +26,8 @@ from .update import (
     fold_summary,
 )
 
+announce_compilation()
+
 
 # ``size`` gives (rows, multiply-adds per row) of a call.
 def _rows_by_centers(X, C, *_):
@@ -34,8 +41,28 @@ def _rows_by_columns(R, *_):
 def _entry(size, kernel):
     """A parallel kernel as the library calls it: on one thread when the call
     is small (:mod:`.threads`) and in a forked child (:mod:`.forks`), Ctrl-C
-    raised when it returns (:mod:`.interrupts`)."""
-    return deferring_interrupts(serial_after_fork(serial_when_small(size)(kernel), kernel))
+    raised when it returns (:mod:`.interrupts`), its data read-only."""
+    run = deferring_interrupts(serial_after_fork(serial_when_small(size)(kernel), kernel))
+
+    @functools.wraps(run)
+    def call(X, *args):
+        return run(read_only(X), *args)
+
+    return call
+
+
+def read_only(X):
+    """A read-only view of an ndarray (the array itself if it is one already).
+
+    numba compiles a separate specialization of every kernel for read-only
+    arrays: a read-only memmap (``np.load(path, mmap_mode="r")``) took tens
+    of seconds of compiling more than the same data in memory. The data a
+    kernel reads (its first argument) is always passed read-only instead, so
+    both share one specialization."""
+    if isinstance(X, np.ndarray) and X.flags.writeable:
+        X = X.view()
+        X.flags.writeable = False
+    return X
 
 
 hard_assign = _entry(_rows_by_centers, assignment.hard_assign)
@@ -68,7 +95,12 @@ kmeans_plusplus = _entry(
     ),
     seeding.kmeans_plusplus,
 )
-transfer_sweeps = deferring_interrupts(transfers.transfer_sweeps)  # sequential
+_transfer_sweeps = deferring_interrupts(transfers.transfer_sweeps)  # sequential
+
+
+@functools.wraps(_transfer_sweeps)
+def transfer_sweeps(X, *args):
+    return _transfer_sweeps(read_only(X), *args)
 
 __all__ = [
     "ENTMAX15",
