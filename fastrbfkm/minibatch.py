@@ -10,12 +10,18 @@ sum_B w_i r_ik x_i``, then
 
 so that c_k is the running mean of the rows' shares of it: one full batch
 from ``N = 0`` is exactly a Lloyd step (at ``sigma = 0``) or a soft Lloyd
-step. The temperature follows a schedule over batches: from the critical
-temperature of the first rows (every center on their mean, nudged), down by
-``cooling`` every ``anneal_batches`` batches, the counts restarting at each
-temperature; once a temperature's last batch has only hard rows, the fit
-goes on with hard (``sigma = 0``) mini-batch K-Means and scikit-learn's
-stopping rules (``max_no_improvement``, ``tol``).
+step. The temperature follows a schedule over batches, as the full fit's
+annealing (:mod:`fastrbfkm.annealing`) does over temperatures: every center
+starts on the mean of ``init_size`` probe rows, one active and the others
+spares; each temperature lasts ``anneal_batches`` batches, over which the
+counts are a moving average (held while a fresh split still opens up); at
+its end, centers that sit on one another merge, and spares split off the
+centers that the probe rows show unstable at the next temperature
+(temperatures at which none would are skipped). Once every center is active
+and a batch is nearly hard, the centers are polished on the probe rows
+(Lloyd iterations and swap moves) and the fit goes on with hard mini-batch
+K-Means and scikit-learn's stopping rules (``max_no_improvement``, ``tol``);
+``fit`` ends with one Lloyd step over every row (``full_step``).
 """
 
 from __future__ import annotations
@@ -89,17 +95,19 @@ class MiniBatchRBFKMeans(RBFKMeans):
     assignment : {"entmax15", "softmax", "hard"}, default="entmax15"
         How distances become responsibilities.
     sigma : float > 0 or "auto", default="auto"
-        ``"auto"`` anneals: every center starts on the mean of the first
-        rows (``init_size`` of them), nudged, at their critical temperature
-        (``2 lambda_max``, softmax; ``2 sqrt(k) lambda_max``, entmax15), and
-        the temperature falls by ``cooling`` every ``anneal_batches``
-        batches until a batch has only hard rows; then hard mini-batch
-        K-Means goes on. A float keeps that temperature for every batch,
-        from ``init``. Ignored when ``assignment="hard"``.
+        ``"auto"`` anneals over the batches (see the module's docstring):
+        from the critical temperature of ``init_size`` rows (``2
+        lambda_max``, softmax; ``2 sqrt(k) lambda_max``, entmax15), with
+        every center on their mean, down by ``cooling`` every
+        ``anneal_batches`` batches until every center is active and a batch
+        is nearly hard; then hard mini-batch K-Means goes on. A float keeps
+        that temperature for every batch, from ``init``. Ignored when
+        ``assignment="hard"``.
     cooling : float in (0, 1), default=0.8
         Factor between temperatures.
     anneal_batches : int, default=10
-        Batches at each temperature; the counts restart at each one.
+        Batches at each temperature (more while a fresh split still opens),
+        over which the counts are a moving average.
     init : {"k-means++", "random"}, callable or array of shape (k, d), default="k-means++"
         Initial centers when not annealing, from ``init_size`` rows (as
         :class:`RBFKMeans`'s ``init``); for ``assignment="hard"``, a string

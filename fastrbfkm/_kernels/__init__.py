@@ -102,6 +102,7 @@ _transfer_sweeps = deferring_interrupts(transfers.transfer_sweeps)  # sequential
 def transfer_sweeps(X, *args):
     return _transfer_sweeps(read_only(X), *args)
 
+
 __all__ = [
     "ENTMAX15",
     "HARD",
