@@ -8,11 +8,12 @@ import functools
 
 import numpy as np
 
-from . import assignment, distances, entmax, scatter, seeding, softmax, transfers, update
+from . import assignment, entmax, scatter, seeding, softmax, sparse, transfers, update
 from .assignment import ENTMAX15, HARD, SOFTMAX
 from .compiling import announce_compilation
 from .forks import serial_after_fork
 from .interrupts import deferring_interrupts
+from .sparse import CSR, row_block
 from .threads import serial_when_small
 from .update import (
     INERTIA,
@@ -52,24 +53,36 @@ def _entry(size, kernel):
 
 
 def read_only(X):
-    """A read-only view of an ndarray (the array itself if it is one already).
+    """A read-only view of an ndarray (the array itself if it is one
+    already); a CSR's arrays read-only likewise.
 
     numba compiles a separate specialization of every kernel for read-only
     arrays: a read-only memmap (``np.load(path, mmap_mode="r")``) took tens
     of seconds of compiling more than the same data in memory. The data a
     kernel reads (its first argument) is always passed read-only instead, so
     both share one specialization."""
+    if isinstance(X, CSR):
+        return CSR(*(read_only(a) for a in X[:3]), X.n_cols)
     if isinstance(X, np.ndarray) and X.flags.writeable:
         X = X.view()
         X.flags.writeable = False
     return X
 
 
+def take_rows(X, index) -> np.ndarray:
+    """Rows ``X[index]`` of dense or CSR X as a new dense array."""
+    if isinstance(X, CSR):
+        out = np.zeros((len(index), X.shape[1]), dtype=X.dtype)
+        sparse.dense_rows(X, np.asarray(index, dtype=np.int64), out)
+        return out
+    return X[index].copy()
+
+
 hard_assign = _entry(_rows_by_centers, assignment.hard_assign)
 responsibilities = _entry(_rows_by_centers, assignment.responsibilities)
 removal_costs = _entry(_rows_by_centers, assignment.removal_costs)
 assign_logits = _entry(_rows_by_columns, assignment.assign_logits)
-squared_distances = _entry(_rows_by_centers, distances.squared_distances)
+squared_distances = _entry(_rows_by_centers, assignment.squared_distances)
 block_stats = _entry(_rows_by_centers, update.block_stats)
 stats_and_reconstruction = _entry(_rows_by_centers, update.stats_and_reconstruction)
 center_scatter = _entry(
@@ -104,6 +117,7 @@ def transfer_sweeps(X, *args):
 
 
 __all__ = [
+    "CSR",
     "ENTMAX15",
     "HARD",
     "INERTIA",
@@ -124,9 +138,11 @@ __all__ = [
     "kmeans_plusplus",
     "removal_costs",
     "responsibilities",
+    "row_block",
     "scatter_apply",
     "softmax_backward",
     "squared_distances",
     "stats_and_reconstruction",
+    "take_rows",
     "transfer_sweeps",
 ]

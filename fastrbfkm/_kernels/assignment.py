@@ -9,17 +9,19 @@ import numpy as np
 from numba import njit, prange
 
 from .chunks import BLOCK_ROWS, block_rows, chunk_bounds, n_chunks
-from .distances import (
-    DIRECT_MAX,
+from .entmax import entmax15_block
+from .layout import (
+    centers_for,
     column_buffers,
+    dims,
     distance_buffers,
+    is_direct,
     nearest_buffers,
     nearest_rows,
-    prepare_centers,
+    rows_per_block,
     sqdist_cols,
     sqdist_rows,
 )
-from .entmax import entmax15_block
 from .softmax import EXP_UNDERFLOW, softmax_block
 
 HARD = 0
@@ -156,15 +158,15 @@ def hard_assign(X, C, w, with_mind=True):
 
     ``w`` of length 0 means unit weights.
     """
-    n, d = X.shape
+    n = dims(X)[0]
     k = C.shape[0]
-    direct = d * k <= DIRECT_MAX
-    mu, Ct, cnorm = prepare_centers(C)
+    direct = is_direct(X, k)
+    mu, Ct, cnorm = centers_for(X, C)
     labels = np.empty(n, dtype=np.int32)
-    mind = np.empty(n if with_mind else 0, dtype=X.dtype)
+    mind = np.empty(n if with_mind else 0, dtype=C.dtype)
     chunks = n_chunks(n, 1)
     partial = np.zeros(chunks)
-    step = block_rows(d)
+    step = rows_per_block(X)
     for c in prange(chunks):
         start, stop = chunk_bounds(n, chunks, c)
         xbuf, _ = distance_buffers(X, 0)
@@ -193,12 +195,12 @@ def hard_assign(X, C, w, with_mind=True):
 @njit(cache=True, parallel=True)
 def responsibilities(X, C, sigma, mode):
     """Dense ``(n, k)`` responsibilities in X's dtype."""
-    n = X.shape[0]
+    n = dims(X)[0]
     k = C.shape[0]
-    mu, Ct, cnorm = prepare_centers(C)
-    out = np.empty((n, k), dtype=X.dtype)
+    mu, Ct, cnorm = centers_for(X, C)
+    out = np.empty((n, k), dtype=C.dtype)
     chunks = n_chunks(n, 0)
-    step = block_rows(max(X.shape[1], k))
+    step = min(rows_per_block(X), block_rows(k))
     for c in prange(chunks):
         start, stop = chunk_bounds(n, chunks, c)
         xbuf, D = distance_buffers(X, k)
@@ -242,12 +244,12 @@ def removal_costs(X, C, w):
     """Per center, the rise in weighted inertia if it were removed and its
     points went to their second-nearest center (float64, ``(k,)``; zeros for
     k = 1). ``w`` of length 0 means unit weights."""
-    n = X.shape[0]
+    n = dims(X)[0]
     k = C.shape[0]
-    mu, Ct, cnorm = prepare_centers(C)
+    mu, Ct, cnorm = centers_for(X, C)
     chunks = n_chunks(n, k)
     partial = np.zeros((chunks, k))
-    step = block_rows(X.shape[1])
+    step = rows_per_block(X)
     for c in prange(chunks):
         start, stop = chunk_bounds(n, chunks, c)
         xbuf, D = distance_buffers(X, k)
@@ -267,3 +269,22 @@ def removal_costs(X, C, w):
     for c in range(chunks):
         costs += partial[c]
     return costs
+
+
+@njit(cache=True, parallel=True)
+def squared_distances(X, C):
+    """Dense ``(n, k)`` matrix of squared distances, in X's dtype."""
+    n = dims(X)[0]
+    k = C.shape[0]
+    mu, Ct, cnorm = centers_for(X, C)
+    out = np.empty((n, k), dtype=C.dtype)
+    chunks = n_chunks(n, 0)
+    step = rows_per_block(X)
+    for c in prange(chunks):
+        start, stop = chunk_bounds(n, chunks, c)
+        xbuf, D = distance_buffers(X, k)
+        for b in range(start, stop, step):
+            e = min(stop, b + step)
+            sqdist_rows(X, b, e, mu, Ct, cnorm, xbuf, D)
+            out[b:e] = D[: e - b]
+    return out

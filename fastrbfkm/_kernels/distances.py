@@ -9,9 +9,9 @@ instead (exact, and cheaper than a BLAS call per block).
 """
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
-from .chunks import block_rows, chunk_bounds, n_chunks
+from .chunks import block_rows
 
 #: Up to this many products d * k, distances are summed differences instead
 #: of a BLAS product per block.
@@ -29,15 +29,17 @@ def row_sqdist(A, i, B, j):
 
 
 @njit(cache=True)
-def prepare_centers(C):
+def prepare_centers(C, shift=True):
     """Return ``(mu, Ct, cnorm)``: the centers' mean, the shifted centers
-    transposed to ``(d, k)`` and their squared norms, all in C's dtype."""
+    transposed to ``(d, k)`` and their squared norms, all in C's dtype.
+    Without ``shift``, ``mu`` is zero and the centers are as given."""
     k, d = C.shape
     mu64 = np.zeros(d)
-    for j in range(k):
-        for t in range(d):
-            mu64[t] += C[j, t]
-    mu64 /= k
+    if shift:
+        for j in range(k):
+            for t in range(d):
+                mu64[t] += C[j, t]
+        mu64 /= k
     mu = mu64.astype(C.dtype)
     Ct = np.empty((d, k), dtype=C.dtype)
     cnorm = np.empty(k, dtype=C.dtype)
@@ -217,22 +219,3 @@ def nearest_rows(X, start, stop, mu, Ct, xt, dist, best, second, arg):
             second[r] = min(second[r], max(best[r], dist[r]))
             best[r] = dist[r] if closer else best[r]
             arg[r] = j if closer else arg[r]
-
-
-@njit(cache=True, parallel=True)
-def squared_distances(X, C):
-    """Dense ``(n, k)`` matrix of squared distances, in X's dtype."""
-    n = X.shape[0]
-    k = C.shape[0]
-    mu, Ct, cnorm = prepare_centers(C)
-    out = np.empty((n, k), dtype=X.dtype)
-    chunks = n_chunks(n, 0)
-    step = block_rows(X.shape[1])
-    for c in prange(chunks):
-        start, stop = chunk_bounds(n, chunks, c)
-        xbuf, D = distance_buffers(X, k)
-        for b in range(start, stop, step):
-            e = min(stop, b + step)
-            sqdist_rows(X, b, e, mu, Ct, cnorm, xbuf, D)
-            out[b:e] = D[: e - b]
-    return out

@@ -19,25 +19,26 @@ import numpy as np
 from numba import njit, prange
 
 from .assignment import SOFTMAX, assign_block, load_gaps, soft_buffers
-from .chunks import block_rows, chunk_bounds, n_chunks
-from .distances import distance_buffers, prepare_centers, sqdist_rows
+from .chunks import chunk_bounds, n_chunks
+from .layout import centers_for, dims, distance_buffers, project_row, rows_per_block, sqdist_rows
 
 
 @njit(cache=True, parallel=True)
 def center_scatter(X, C, w, sigma, mode, chosen):
-    """``(N, A)`` for the centers ``C[chosen]``, with responsibilities over all of C.
+    """``(N, A)`` for the centers ``C[chosen]``, with responsibilities over all of C
+    (dense X only: CSR rows are wide, and take :func:`scatter_apply`).
 
     ``N`` is ``(m,)`` and ``A`` is ``(m, d, d)``, float64. ``w`` of length 0
     means unit weights.
     """
-    n, d = X.shape
+    n, d = dims(X)
     k = C.shape[0]
     m = chosen.shape[0]
-    mu, Ct, cnorm = prepare_centers(C)
+    mu, Ct, cnorm = centers_for(X, C)
     chunks = n_chunks(n, m * (d * d + 1))
     N_part = np.zeros((chunks, m))
     A_part = np.zeros((chunks, m, d, d))
-    step = block_rows(d)
+    step = rows_per_block(X)
     for c in prange(chunks):
         start, stop = chunk_bounds(n, chunks, c)
         xbuf, D = distance_buffers(X, k)
@@ -81,17 +82,24 @@ def scatter_apply(X, C, w, sigma, mode, chosen, hard, V):
     responsibilities (the Voronoi cell of the center) whatever ``mode`` is,
     so that one pass serves both kinds. ``V`` is ``(m, d)`` float64; ``N`` is
     ``(m,)`` and ``U`` ``(m, d)``, float64. Each row adds ``w_i psi(r_ij)
-    ((x_i - c_j) . v) (x_i - c_j)``, the differences taken in float64. ``w``
-    of length 0 means unit weights.
+    ((x_i - c_j) . v) (x_i - c_j)`` (:func:`~.layout.project_row`: for dense
+    rows the differences taken in float64; for CSR rows by their nonzeros,
+    the multiples of ``c_j`` summed and subtracted once at the end). ``w``
+    of length 0 means unit weights. X is dense or CSR.
     """
-    n, d = X.shape
+    n, d = dims(X)
     k = C.shape[0]
     m = chosen.shape[0]
-    mu, Ct, cnorm = prepare_centers(C)
+    mu, Ct, cnorm = centers_for(X, C)
+    cv = np.zeros(m)  # c_j . v_g
+    for g in range(m):
+        for t in range(d):
+            cv[g] += C[chosen[g], t] * V[g, t]
     chunks = n_chunks(n, m * (d + 1))
     N_part = np.zeros((chunks, m))
+    P_part = np.zeros((chunks, m))
     U_part = np.zeros((chunks, m, d))
-    step = block_rows(d)
+    step = rows_per_block(X)
     soft = False
     for g in range(m):
         soft = soft or not hard[g]
@@ -118,17 +126,16 @@ def scatter_apply(X, C, w, sigma, mode, chosen, hard, V):
                         continue
                     N_part[c, g] += wi * rj
                     coef = wi * (rj if mode == SOFTMAX and not hard[g] else math.sqrt(rj))
-                    along = 0.0
-                    for t in range(d):
-                        diff[t] = np.float64(X[i, t]) - C[j, t]
-                        along += diff[t] * V[g, t]
-                    along *= coef
-                    U = U_part[c, g]
-                    for t in range(d):
-                        U[t] += along * diff[t]
+                    P_part[c, g] += project_row(X, i, C, j, V[g], cv[g], coef, U_part[c, g], diff)
     N = np.zeros(m)
     U = np.zeros((m, d))
+    P = np.zeros(m)
     for c in range(chunks):
         N += N_part[c]
+        P += P_part[c]
         U += U_part[c]
+    for g in range(m):
+        if P[g] != 0.0:
+            for t in range(d):
+                U[g, t] -= P[g] * C[chosen[g], t]
     return N, U

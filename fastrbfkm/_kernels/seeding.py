@@ -10,7 +10,7 @@ import numpy as np
 from numba import njit, prange
 
 from .chunks import chunk_bounds, n_chunks
-from .distances import row_sqdist
+from .layout import dims, pair_sqdist
 
 
 @njit(cache=True)
@@ -41,7 +41,7 @@ def kmeans_plusplus(X, w, seeds, first, last, uniforms, closest):
     seeds can be chosen over several calls (each one short enough for Ctrl-C
     to be handled between them) with the result of a single call.
     """
-    n = X.shape[0]
+    n = dims(X)[0]
     trials = uniforms.shape[1]
     chunks = n_chunks(n, trials)
     unit = w.shape[0] == 0
@@ -50,7 +50,7 @@ def kmeans_plusplus(X, w, seeds, first, last, uniforms, closest):
         _cumulative_weights(w, cumulative, unit)
         seeds[0] = _pick(cumulative, uniforms[0, 0] * cumulative[-1])
         for i in prange(n):
-            closest[i] = row_sqdist(X, i, X, seeds[0])
+            closest[i] = pair_sqdist(X, i, seeds[0])
     candidates = np.empty(trials, dtype=np.int64)
     partial = np.zeros((chunks, trials))
     for c in range(max(first, 1), last):
@@ -66,7 +66,7 @@ def kmeans_plusplus(X, w, seeds, first, last, uniforms, closest):
             for t in range(trials):
                 acc = 0.0
                 for i in range(start, stop):
-                    best_d = min(closest[i], row_sqdist(X, i, X, candidates[t]))
+                    best_d = min(closest[i], pair_sqdist(X, i, candidates[t]))
                     acc += best_d if unit else w[i] * best_d
                 partial[b, t] = acc
         best = 0
@@ -80,4 +80,4 @@ def kmeans_plusplus(X, w, seeds, first, last, uniforms, closest):
                 best = t
         seeds[c] = candidates[best]
         for i in prange(n):
-            closest[i] = min(closest[i], row_sqdist(X, i, X, seeds[c]))
+            closest[i] = min(closest[i], pair_sqdist(X, i, seeds[c]))

@@ -19,15 +19,21 @@ from .assignment import (
     row_argmin,
     soft_buffers,
 )
-from .chunks import BLOCK_ROWS, block_rows, chunk_bounds, n_chunks
-from .distances import (
-    DIRECT_MAX,
+from .chunks import BLOCK_ROWS, chunk_bounds, n_chunks
+from .dense import GEMM_MIN_ROWS
+from .layout import (
+    add_row,
+    centers_for,
     column_buffers,
+    dims,
     direct_row,
     distance_buffers,
+    gemm_buffers,
+    is_direct,
     nearest_buffers,
     nearest_rows,
-    prepare_centers,
+    rows_per_block,
+    scatter_rows,
     sqdist_cols,
     sqdist_rows,
 )
@@ -61,10 +67,6 @@ def fold_summary(acc, part):
 #: groups of about this many entries (rows times k), so that the group's
 #: float64 work arrays stay in cache.
 SOFT_ENTRIES = 1 << 14
-
-#: A block's gathered soft rows, from this many on, add to ``S`` as one
-#: matrix product; fewer are scattered row by row.
-GEMM_MIN_ROWS = 8
 
 
 @njit(cache=True, fastmath={"reassoc", "contract", "nsz"})
@@ -100,33 +102,6 @@ def _fold_soft(R, m, rows, w, arg, emin, F, acc, N, Rg, offset):
 
 
 @njit(cache=True)
-def _scatter_rows(X, rows, m, Rg, S, Xg, Sg):
-    """``S += sum_s Rg[s]^T X[rows[s]]`` over the first ``m`` gathered rows
-    (weighted responsibilities): one float64 BLAS product from
-    ``GEMM_MIN_ROWS`` rows on (the rows copied into ``Xg``; ``Sg`` is its
-    output), else row by row over the nonzero responsibilities. float64 for
-    float32 data too: the statistics must not depend on how the rows were
-    split into blocks beyond float64 rounding."""
-    k, d = S.shape
-    if m < GEMM_MIN_ROWS:
-        for s in range(m):
-            i = rows[s]
-            for j in range(k):
-                coef = Rg[s, j]
-                if coef != 0.0:
-                    for t in range(d):
-                        S[j, t] += coef * X[i, t]
-        return
-    for s in range(m):
-        for t in range(d):
-            Xg[s, t] = X[rows[s], t]
-    np.dot(Rg[:m].T, Xg[:m], Sg)
-    for j in range(k):
-        for t in range(d):
-            S[j, t] += Sg[j, t]
-
-
-@njit(cache=True)
 def _rebuild_rows(R, m, rows, offset, C64, XH, xhat):
     """``xhat[rows[offset + s]] = R[s] @ C`` for the first ``m`` gathered
     rows: one matrix product (``XH`` is its output)."""
@@ -152,7 +127,7 @@ def block_stats(X, C, w, sigma, mode, with_stats):
     the float64 vector indexed by the constants of this module. ``w`` of
     length 0 means unit weights. (:func:`_block_pass`.)
     """
-    return _block_pass(X, C, w, sigma, mode, with_stats, np.empty((0, 0), dtype=X.dtype))
+    return _block_pass(X, C, w, sigma, mode, with_stats, np.empty((0, 0), dtype=C.dtype))
 
 
 @njit(cache=True)
@@ -162,7 +137,7 @@ def stats_and_reconstruction(X, C, w, sigma, mode):
     X's dtype (the gradient of the loss in X is ``2 w_i (x_i - x_hat_i)``),
     without forming the rows' distances and assignments a second time:
     ``(N, S, summary, x_hat)``."""
-    xhat = np.empty(X.shape, dtype=X.dtype)
+    xhat = np.empty(X.shape, dtype=C.dtype)
     N, S, summary = _block_pass(X, C, w, sigma, mode, True, xhat)
     return N, S, summary, xhat
 
@@ -179,11 +154,11 @@ def _block_pass(X, C, w, sigma, mode, with_stats, xhat):
     whose ``S`` contribution is one more BLAS product (float64, for float32
     data too).
     """
-    n, d = X.shape
+    n, d = dims(X)
     k = C.shape[0]
     hard = mode == HARD or sigma == 0.0
-    direct = d * k <= DIRECT_MAX
-    mu, Ct, cnorm = prepare_centers(C)
+    direct = is_direct(X, k)
+    mu, Ct, cnorm = centers_for(X, C)
     chunks = n_chunks(n, k * (d + 1))
     N_part = np.zeros((chunks, k))
     S_part = np.zeros((chunks, k, d) if with_stats else (chunks, 0, 0))
@@ -196,7 +171,7 @@ def _block_pass(X, C, w, sigma, mode, with_stats, xhat):
             C64[j, t] = C[j, t]
     scale, limit = reach(mode, sigma if not hard else 1.0)
     cap = soft_rows(k)
-    step = block_rows(d)
+    step = rows_per_block(X)
     for c in prange(chunks):
         start, stop = chunk_bounds(n, chunks, c)
         xbuf, D = distance_buffers(X, k)
@@ -204,13 +179,12 @@ def _block_pass(X, C, w, sigma, mode, with_stats, xhat):
         if hard and not direct:
             Cs, DT = column_buffers(X, Ct)
         else:
-            Cs = np.empty((0, d), dtype=X.dtype)
-            DT = np.empty((0, 0), dtype=X.dtype)
+            Cs = np.empty((0, d), dtype=C.dtype)
+            DT = np.empty((0, 0), dtype=C.dtype)
         E, R, work, emin, arg, F = soft_buffers(0 if hard else k, cap)
         rows = np.empty(step, dtype=np.int64)
         Rg = np.empty((step if gemm else 0, k))
-        Xg = np.empty((step if gemm else 0, d))
-        Sg = np.empty((k, d) if gemm else (0, 0))
+        Xg, Sg = gemm_buffers(X, step if gemm else 0, k)
         XH = np.empty((min(cap, step) if rebuild else 0, d))
         N = N_part[c]
         S = S_part[c]
@@ -245,8 +219,7 @@ def _block_pass(X, C, w, sigma, mode, with_stats, xhat):
                     acc[SUPPORT_MAX] = max(acc[SUPPORT_MAX], 1.0)
                     if with_stats:
                         N[win] += wi
-                        for t in range(d):
-                            S[win, t] += wi * X[i, t]
+                        add_row(X, i, S, win, wi)
                     if rebuild:
                         for t in range(d):
                             xhat[i, t] = C[win, t]
@@ -272,7 +245,7 @@ def _block_pass(X, C, w, sigma, mode, with_stats, xhat):
                 if rebuild:
                     _rebuild_rows(R, g, rows, m - g, C64, XH, xhat)
             if with_stats and m:
-                _scatter_rows(X, rows, m, Rg, S, Xg, Sg)
+                scatter_rows(X, rows, m, Rg, S, Xg, Sg)
     N_tot = np.zeros(k)
     S_tot = np.zeros((k, d))
     summary = np.zeros(N_SUMMARY)

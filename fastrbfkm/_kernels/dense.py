@@ -1,0 +1,99 @@
+"""The per-row steps of the kernels for dense rows, besides the distances
+(:mod:`.distances`): their twins for CSR rows are in :mod:`.sparse`, and
+:mod:`.layout` chooses between the two."""
+
+import numpy as np
+from numba import njit
+
+from .chunks import block_rows
+from .distances import DIRECT_MAX, prepare_centers, row_sqdist
+
+
+@njit(cache=True)
+def dims(X):
+    """``(n, d)``."""
+    return X.shape
+
+
+@njit(cache=True)
+def rows_per_block(X):
+    """Rows worked together (:func:`~.chunks.block_rows` of d)."""
+    return block_rows(X.shape[1])
+
+
+@njit(cache=True)
+def is_direct(X, k):
+    """Whether distances are summed differences (tiny ``d * k``)."""
+    return X.shape[1] * k <= DIRECT_MAX
+
+
+@njit(cache=True)
+def centers_for(X, C):
+    """``(mu, Ct, cnorm)`` of :func:`~.distances.prepare_centers`, shifted
+    by the centers' mean."""
+    return prepare_centers(C, True)
+
+
+@njit(cache=True)
+def add_row(X, i, S, j, coef):
+    """``S[j] += coef * X[i]``."""
+    for t in range(X.shape[1]):
+        S[j, t] += coef * X[i, t]
+
+
+#: A block's gathered soft rows, from this many on, add to ``S`` as one
+#: matrix product; fewer are scattered row by row.
+GEMM_MIN_ROWS = 8
+
+
+@njit(cache=True)
+def gemm_buffers(X, rows, k):
+    """Work arrays of :func:`scatter_rows` for ``rows`` gathered rows:
+    ``(Xg, Sg)``, float64 (empty when ``rows`` is 0)."""
+    return np.empty((rows, X.shape[1])), np.empty((k, X.shape[1]) if rows else (0, 0))
+
+
+@njit(cache=True)
+def scatter_rows(X, rows, m, Rg, S, Xg, Sg):
+    """``S += sum_s Rg[s]^T X[rows[s]]`` over the first ``m`` gathered rows
+    (weighted responsibilities): one float64 BLAS product from
+    ``GEMM_MIN_ROWS`` rows on (the rows copied into ``Xg``; ``Sg`` is its
+    output), else row by row over the nonzero responsibilities. float64 for
+    float32 data too: the statistics must not depend on how the rows were
+    split into blocks beyond float64 rounding."""
+    k, d = S.shape
+    if m < GEMM_MIN_ROWS:
+        for s in range(m):
+            for j in range(k):
+                coef = Rg[s, j]
+                if coef != 0.0:
+                    add_row(X, rows[s], S, j, coef)
+        return
+    for s in range(m):
+        for t in range(d):
+            Xg[s, t] = X[rows[s], t]
+    np.dot(Rg[:m].T, Xg[:m], Sg)
+    for j in range(k):
+        for t in range(d):
+            S[j, t] += Sg[j, t]
+
+
+@njit(cache=True)
+def project_row(X, i, C, j, v, cv, coef, U, diff):
+    """Add ``coef ((x_i - c_j) . v) (x_i - c_j)`` to ``U``, the differences
+    in float64 (into ``diff``); return 0.0, the multiple of ``c_j`` left to
+    subtract (``cv``, ``c_j . v``, is not used: see the CSR twin)."""
+    along = 0.0
+    for t in range(X.shape[1]):
+        diff[t] = np.float64(X[i, t]) - C[j, t]
+        along += diff[t] * v[t]
+    along *= coef
+    for t in range(X.shape[1]):
+        U[t] += along * diff[t]
+    return 0.0
+
+
+@njit(cache=True)
+def pair_sqdist(X, i, j):
+    """``||X[i] - X[j]||^2`` in float64."""
+    return row_sqdist(X, i, X, j)

@@ -1,0 +1,258 @@
+"""Rows of a sparse matrix (CSR) for the kernels, and their per-row steps.
+
+:class:`CSR` holds the three arrays of a canonical scipy CSR matrix (column
+indices sorted within each row, no duplicates) as a named tuple, which numba
+passes to a kernel as it does an array. The kernels are the same for dense
+and CSR rows: the few steps that touch X itself are chosen by layout in
+:mod:`.layout`, and those for CSR rows are here. They work from the
+nonzeros only; the centers are dense.
+
+Distances are ``||x||^2 - 2 x.c + ||c||^2`` clamped at zero, as for dense
+rows, but around the origin (shifting by the centers' mean would make the
+rows dense): the cross terms of a row are, for each of its nonzeros
+``x_t``, ``x_t`` times the centers' row t of ``Ct`` (``(d, k)``), a
+contiguous k-vector, so a row costs ``nnz * k``.
+"""
+
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from .chunks import BLOCK_ROWS
+from .distances import prepare_centers
+
+
+class CSR(NamedTuple):
+    """A CSR matrix's arrays, as the kernels take them.
+
+    ``indptr`` may be a slice of a larger matrix's (a block of its rows:
+    :func:`row_block`); it indexes ``data`` and ``indices`` absolutely.
+    """
+
+    data: np.ndarray  # (nnz,) float32 or float64
+    indices: np.ndarray  # (nnz,) int32, sorted within each row
+    indptr: np.ndarray  # (n + 1,) int64
+    n_cols: int  # not a shape tuple: numba's parallel loops refuse tuple fields
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.indptr.shape[0] - 1, self.n_cols
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.data.dtype
+
+    @property
+    def nnz(self) -> int:
+        return int(self.indptr[-1] - self.indptr[0])
+
+
+def row_block(X: CSR, start: int, stop: int) -> CSR:
+    """Rows ``start:stop`` of X, sharing its arrays."""
+    return CSR(X.data, X.indices, X.indptr[start : stop + 1], X.n_cols)
+
+
+@njit(cache=True)
+def dense_rows(X, index, out):
+    """``out[r] = X[index[r]]`` densified (``out`` zeros, ``(m, d)``)."""
+    for r in range(index.shape[0]):
+        i = index[r]
+        for p in range(X.indptr[i], X.indptr[i + 1]):
+            out[r, X.indices[p]] = X.data[p]
+
+
+@njit(cache=True)
+def row_distances(X, i, Ct, cnorm, out):
+    """Squared distances of row i to the centers (``Ct`` ``(d, k)``, not
+    shifted; ``cnorm`` their squared norms) into ``out`` (k, X's dtype)."""
+    k = Ct.shape[1]
+    for j in range(k):
+        out[j] = 0.0
+    norm = 0.0
+    for p in range(X.indptr[i], X.indptr[i + 1]):
+        v = X.data[p]
+        norm += np.float64(v) * v
+        c = Ct[X.indices[p]]
+        for j in range(k):
+            out[j] += v * c[j]
+    for j in range(k):
+        s = norm + cnorm[j] - 2.0 * out[j]
+        out[j] = s if s > 0.0 else 0.0
+
+
+@njit(cache=True)
+def nearest_of(row):
+    """``(minimum, second minimum, argmin)`` of a row (ties to the lowest index)."""
+    b = np.inf
+    s = np.inf
+    a = 0
+    for j in range(row.shape[0]):
+        v = row[j]
+        if v < b:
+            s = b
+            b = v
+            a = j
+        elif v < s:
+            s = v
+    return b, s, a
+
+
+@njit(cache=True)
+def sqdist_rows(X, start, stop, mu, Ct, cnorm, xbuf, out):
+    """Squared distances of rows ``start:stop`` into ``out[:stop-start]``
+    (``mu`` is zero and ``xbuf`` unused: the signature of the dense step)."""
+    for r in range(stop - start):
+        row_distances(X, start + r, Ct, cnorm, out[r])
+
+
+@njit(cache=True)
+def sqdist_cols(X, start, stop, mu, Ct, cnorm, xbuf, D, best, arg):
+    """Each row's nearest center and squared distance into ``arg`` and
+    ``best``; here ``Ct`` is ``(d, k)`` and ``D`` a ``(1, k)`` work row
+    (:func:`column_buffers`)."""
+    for r in range(stop - start):
+        row_distances(X, start + r, Ct, cnorm, D[0])
+        best[r], _, arg[r] = nearest_of(D[0])
+
+
+@njit(cache=True)
+def center_norms(Ct):
+    """Squared norms of the centers held as the columns of ``Ct``."""
+    d, k = Ct.shape
+    cnorm = np.zeros(k)
+    for t in range(d):
+        for j in range(k):
+            cnorm[j] += np.float64(Ct[t, j]) * Ct[t, j]
+    return cnorm
+
+
+@njit(cache=True)
+def nearest_rows(X, start, stop, mu, Ct, xt, dist, best, second, arg):
+    """The dense step for tiny ``d * k``; CSR rows never take that path
+    (:func:`is_direct`), so this only has to be right, not fast."""
+    cnorm = center_norms(Ct)
+    row = np.empty(Ct.shape[1], dtype=best.dtype)
+    for r in range(stop - start):
+        row_distances(X, start + r, Ct, cnorm, row)
+        best[r], second[r], arg[r] = nearest_of(row)
+
+
+@njit(cache=True)
+def direct_row(X, i, mu, Ct, out):
+    """The dense step for tiny ``d * k``; see :func:`nearest_rows`."""
+    row_distances(X, i, Ct, center_norms(Ct), out)
+
+
+@njit(cache=True)
+def add_row(X, i, S, j, coef):
+    """``S[j] += coef * X[i]``."""
+    for p in range(X.indptr[i], X.indptr[i + 1]):
+        S[j, X.indices[p]] += coef * X.data[p]
+
+
+@njit(cache=True)
+def scatter_rows(X, rows, m, Rg, S, Xg, Sg):
+    """``S += sum_s Rg[s]^T X[rows[s]]`` over the first ``m`` gathered rows,
+    over their nonzero coefficients and entries (``Xg``, ``Sg`` unused)."""
+    k = S.shape[0]
+    for s in range(m):
+        i = rows[s]
+        for j in range(k):
+            coef = Rg[s, j]
+            if coef != 0.0:
+                add_row(X, i, S, j, coef)
+
+
+@njit(cache=True)
+def project_row(X, i, C, j, v, cv, coef, U, diff):
+    """Add ``coef ((x_i - c_j) . v) x_i`` to ``U`` and return ``coef ((x_i -
+    c_j) . v)``, the multiple of ``c_j`` still to subtract from ``U`` (the
+    caller subtracts the total once); ``cv`` is ``c_j . v``, ``diff`` unused."""
+    along = -cv
+    for p in range(X.indptr[i], X.indptr[i + 1]):
+        along += X.data[p] * v[X.indices[p]]
+    along *= coef
+    for p in range(X.indptr[i], X.indptr[i + 1]):
+        U[X.indices[p]] += along * X.data[p]
+    return along
+
+
+@njit(cache=True)
+def pair_sqdist(X, i, j):
+    """``||X[i] - X[j]||^2`` in float64, merging the two rows' nonzeros."""
+    p, p_end = X.indptr[i], X.indptr[i + 1]
+    q, q_end = X.indptr[j], X.indptr[j + 1]
+    acc = 0.0
+    while p < p_end or q < q_end:
+        if q == q_end or (p < p_end and X.indices[p] < X.indices[q]):
+            diff = np.float64(X.data[p])
+            p += 1
+        elif p == p_end or X.indices[q] < X.indices[p]:
+            diff = -np.float64(X.data[q])
+            q += 1
+        else:
+            diff = np.float64(X.data[p]) - X.data[q]
+            p += 1
+            q += 1
+        acc += diff * diff
+    return acc
+
+
+@njit(cache=True)
+def distance_buffers(X, k):
+    """``(xbuf, D)``: no copy of the rows, a ``(BLOCK_ROWS, k)`` block."""
+    return (
+        np.empty((0, X.n_cols), dtype=X.data.dtype),
+        np.empty((BLOCK_ROWS, k), dtype=X.data.dtype),
+    )
+
+
+@njit(cache=True)
+def nearest_buffers(X):
+    """``(xt, dist, best, second, arg)`` for ``BLOCK_ROWS`` rows (``xt`` empty)."""
+    block = np.empty(BLOCK_ROWS, dtype=X.data.dtype)
+    return (
+        np.empty((X.n_cols, 0), dtype=X.data.dtype),
+        block,
+        np.empty_like(block),
+        np.empty_like(block),
+        np.empty(BLOCK_ROWS, dtype=np.int64),
+    )
+
+
+@njit(cache=True)
+def column_buffers(X, Ct):
+    """``(Ct, D)``: :func:`sqdist_cols` takes the centers as ``Ct`` itself
+    and a ``(1, k)`` work row."""
+    return Ct, np.empty((1, Ct.shape[1]), dtype=X.data.dtype)
+
+
+@njit(cache=True)
+def gemm_buffers(X, rows, k):
+    """No gathered copy of the rows: the scatter goes by nonzeros."""
+    return np.empty((0, X.n_cols)), np.empty((0, 0))
+
+
+@njit(cache=True)
+def dims(X):
+    """``(n, d)``."""
+    return X.indptr.shape[0] - 1, X.n_cols
+
+
+@njit(cache=True)
+def rows_per_block(X):
+    """Rows worked together: ``BLOCK_ROWS`` (no copy of the rows is made)."""
+    return BLOCK_ROWS
+
+
+@njit(cache=True)
+def is_direct(X, k):
+    """CSR rows never sum differences over every feature."""
+    return False
+
+
+@njit(cache=True)
+def centers_for(X, C):
+    """``(mu, Ct, cnorm)`` not shifted (``mu`` zero): rows stay sparse."""
+    return prepare_centers(C, False)
