@@ -6,6 +6,8 @@ returns the :class:`~fastrbfkm._rows.Rows` that holds X:
 - a CUDA array (CuPy, a PyTorch CUDA tensor, a numba device array):
   ``DeviceRows`` over it, in place (:mod:`fastrbfkm.cuda.rows`);
 - a ``dask.array.Array``: ``DaskRows`` over its row chunks (:mod:`fastrbfkm.dask`);
+- a ``scipy.sparse`` matrix or array: :class:`~fastrbfkm._rows.SparseRows`
+  over its canonical CSR form, on the CPU;
 - for a fit, a ``numpy.memmap`` larger than the working memory:
   :class:`~fastrbfkm._streaming.StreamedRows`, read from the file block by block;
 - anything else: a validated numpy array, in
@@ -43,9 +45,15 @@ import numpy as np
 from sklearn.utils import check_array
 from sklearn.utils.validation import validate_data
 
-from ._rows import InMemoryRows, Rows
+from ._rows import InMemoryRows, Rows, SparseRows
 from ._streaming import StreamedRows, streams
-from ._validation import as_float_array, check_sample_weight, refuse_tensor_with_grad
+from ._validation import (
+    as_csr,
+    as_float_array,
+    check_sample_weight,
+    is_sparse,
+    refuse_tensor_with_grad,
+)
 
 BACKENDS = ("auto", "cpu", "cuda")
 
@@ -161,7 +169,7 @@ def open_rows(
 
     Parameters
     ----------
-    X : array-like, numpy.memmap, dask.array.Array or CUDA array of shape (n, d)
+    X : array-like, numpy.memmap, dask.array.Array, scipy.sparse or CUDA array, shape (n, d)
         The data. float32 stays float32; other real dtypes become float64
         (CUDA arrays must already be float32 or float64).
     sample_weight : array-like of shape (n,), default=None
@@ -235,6 +243,16 @@ def open_rows(
         known(X.shape)
         return make_rows(X, sample_weight, persist=fit)
 
+    if is_sparse(X):
+        if backend == "cuda":
+            raise ValueError(
+                "backend='cuda' does not take sparse input: the sparse kernels run on "
+                "the CPU (backend='cpu' or 'auto')."
+            )
+        X = _host_array(X, estimator, fit)
+        known(X.shape)
+        return SparseRows(X, check_sample_weight(sample_weight, X.shape[0]))
+
     if fit and streams(X):  # values checked block by block in the first pass
         work = known(X.shape)
         if choose(backend, X, work) == "cpu":
@@ -267,11 +285,15 @@ def _logit_rows(Z, backend: str) -> Rows:
     return InMemoryRows(Z, np.empty(0))
 
 
-def _host_array(X, estimator, fit: bool) -> np.ndarray:
-    """Host data validated as a C-contiguous float32/float64 array."""
+def _host_array(X, estimator, fit: bool):
+    """Host data validated as a C-contiguous float32/float64 array, or
+    sparse data as a :class:`~fastrbfkm._kernels.CSR`."""
+    sparse = is_sparse(X)
     if estimator is not None:
         refuse_tensor_with_grad(X, "X")
-        options = dict(dtype=[np.float64, np.float32], order="C", accept_sparse=False)
+        options = dict(
+            dtype=[np.float64, np.float32], order="C", accept_sparse="csr" if sparse else False
+        )
         if fit:
             X = check_array(X, input_name="X", **options)
         else:
@@ -282,5 +304,9 @@ def _host_array(X, estimator, fit: bool) -> np.ndarray:
                 options["dtype"] = fitted.dtype
             X = validate_data(estimator, X, reset=False, **options)
         # magnitude only
+        if sparse:
+            return as_csr(X, "X", dtype=X.dtype, fitting=fit)
         return as_float_array(X, "X", dtype=X.dtype, coordinates=True, fitting=fit)
+    if sparse:
+        return as_csr(X, "X", fitting=fit)
     return as_float_array(X, "X", coordinates=True, fitting=fit)

@@ -136,7 +136,7 @@ def _farthest_block(X, w, offset, C, m):
     return (
         mind[order].astype(np.float64),
         order.astype(np.int64) + offset,
-        X[order].copy(),
+        K.take_rows(X, order),
         weights,
         labels[order],
         m,
@@ -190,7 +190,7 @@ def _oversample_block(X, w, offset, C, rate, key):
     _, mind, _ = K.hard_assign(X, C, w)
     pick = oversample_index(mind, w, offset, rate, key)
     weights = w[pick] if w.size else np.ones(pick.size)
-    return pick.astype(np.int64) + offset, X[pick].copy(), weights
+    return pick.astype(np.int64) + offset, K.take_rows(X, pick), weights
 
 
 def _concat_combine(a, b):
@@ -215,7 +215,7 @@ def _draw_block(X, w, offset, m, key):
     keys = draw_keys(w, offset, X.shape[0], key)
     order = np.argsort(-keys, kind="stable")[:m]
     weights = w[order] if w.size else np.ones(order.size)
-    return keys[order], order.astype(np.int64) + offset, X[order].copy(), weights, m
+    return keys[order], order.astype(np.int64) + offset, K.take_rows(X, order), weights, m
 
 
 def label_counts(labels: np.ndarray, k: int, block: int = 1 << 20) -> np.ndarray:
@@ -531,6 +531,10 @@ class InMemoryRows(BlockRows):
         index = np.sort(rng.integers(0, self.n, int(m)))
         return self.X[index], self.w[index] if self.w.size else self.w
 
+    def as_given(self):
+        """The data as a user's ``init`` callable takes it (the array)."""
+        return self.X
+
     def transfers(self, C: np.ndarray, max_sweeps: int):
         labels = K.hard_assign(self.X, C, self.w, False)[0]
         centers, _, sweeps, _ = K.transfer_sweeps(self.X, self.w, labels, C.shape[0], max_sweeps)
@@ -553,3 +557,89 @@ class InMemoryRows(BlockRows):
 
     def assign_logits(self, mode: int) -> np.ndarray:
         return K.assign_logits(self.X, mode)
+
+
+class SparseRows(InMemoryRows):
+    """Validated CSR data (:class:`fastrbfkm._kernels.CSR`: canonical, the
+    kernels take it as they take an array) and its weights; never densified.
+
+    Every pass runs the kernels as for dense rows. What differs: the
+    moments and the d x d scatter of narrow data (up to ``DENSE_MAX``
+    features) come from dense blocks of rows, the moments of wider data from
+    the nonzeros, and rows taken out to be centers are
+    densified while rows taken out as data (the annealing sample, a
+    mini-batch) stay CSR, and there are no Hartigan transfers (their kernel
+    is dense only).
+    """
+
+    def reduce(self, name: str, *args):
+        size = PASSES[name].rows_per_block or self.n
+        blocks = (
+            (start, K.row_block(self.X, start, min(self.n, start + size)))
+            for start in range(0, self.n, size)
+        )
+        return fold(name, blocks, self.w, *args)
+
+    def as_given(self):
+        """The data as a scipy CSR matrix (sharing the arrays)."""
+        from scipy.sparse import csr_matrix
+
+        X = self.X
+        return csr_matrix((X.data, X.indices, X.indptr), shape=X.shape, copy=False)
+
+    def _dense_blocks(self):
+        """``(offset, block)`` of the rows densified, in blocks of at most
+        ``MOMENT_ENTRIES`` entries (for narrow data only)."""
+        step = max(1, min(MOMENT_ROWS, MOMENT_ENTRIES // self.d))
+        for start in range(0, self.n, step):
+            yield start, K.take_rows(self.X, np.arange(start, min(self.n, start + step)))
+
+    def moments(self, weighted: bool = True) -> Moments:
+        if self.d <= DENSE_MAX:
+            return fold("moments", self._dense_blocks(), self.w, weighted)
+        X, n, d = self.X, self.n, self.d
+        weights = self.w if weighted and self.w.size else np.ones(n)
+        total = float(weights.sum())
+        columns = X.indices
+        share = weights[np.repeat(np.arange(n), np.diff(X.indptr))]
+        values = X.data.astype(np.float64)
+        mean = np.bincount(columns, share * values, minlength=d) / total
+        # around the mean: the nonzeros' deviations, and the zeros' (-mean)
+        dev = values - mean[columns]
+        zeros = total - np.bincount(columns, share, minlength=d)
+        scatter = np.bincount(columns, share * dev * dev, minlength=d) + zeros * mean * mean
+        return _moments_finish((total, mean, scatter))
+
+    def scatter(self, C: np.ndarray, sigma: float, mode: int):
+        if self.d > DENSE_MAX:
+            raise ValueError(f"no d x d scatter above {DENSE_MAX} features (Lanczos instead)")
+        return fold("scatter", self._dense_blocks(), self.w, C, sigma, mode)
+
+    def sample(self, m: int, key: int) -> InMemoryRows:
+        if self.n <= m:
+            return self
+        keys = draw_keys(self.w, 0, self.n, key)
+        index = np.sort(np.argsort(-keys, kind="stable")[:m])
+        return SparseRows(take_csr(self.X, index), np.full(m, self.weight / m))
+
+    def batch(self, m: int, rng: np.random.Generator):
+        index = np.sort(rng.integers(0, self.n, int(m)))
+        return take_csr(self.X, index), self.w[index] if self.w.size else self.w
+
+    def transfers(self, C: np.ndarray, max_sweeps: int):
+        return None
+
+
+def take_csr(X: K.CSR, index: np.ndarray) -> K.CSR:
+    """Rows ``X[index]`` as a new CSR (their arrays copied)."""
+    starts = X.indptr[index]
+    lengths = X.indptr[index + 1] - starts
+    indptr = np.zeros(index.size + 1, dtype=np.int64)
+    np.cumsum(lengths, out=indptr[1:])
+    take = np.repeat(starts - indptr[:-1], lengths) + np.arange(indptr[-1])
+    return K.CSR(X.data[take], X.indices[take], indptr, X.n_cols)
+
+
+def in_memory(X, w: np.ndarray) -> InMemoryRows:
+    """The rows source of data in memory: dense, or CSR."""
+    return SparseRows(X, w) if isinstance(X, K.CSR) else InMemoryRows(X, w)

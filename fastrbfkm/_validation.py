@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._kernels import ENTMAX15, HARD, SOFTMAX
+from ._kernels import CSR, ENTMAX15, HARD, SOFTMAX
 
 ASSIGNMENTS = {"hard": HARD, "softmax": SOFTMAX, "entmax15": ENTMAX15}
 
@@ -56,10 +56,10 @@ def as_float_array(
     underflow (:func:`check_value_range`).
     """
     refuse_tensor_with_grad(array, name)
-    if type(array).__module__.startswith("scipy.sparse"):
+    if is_sparse(array):
         raise TypeError(
-            f"{name} is a scipy.sparse {type(array).__name__}; fastrbfkm takes dense arrays "
-            f"(sparse input is not supported yet): pass {name}.toarray() if it fits in memory."
+            f"{name} is a scipy.sparse {type(array).__name__}; only the data X may be "
+            f"sparse: pass {name}.toarray()."
         )
     try:
         array = np.asarray(array)
@@ -82,6 +82,59 @@ def as_float_array(
     lo, hi = float(array.min()), float(array.max())
     check_value_range(lo, hi, name, target, array, coordinates, fitting)
     return array
+
+
+def is_sparse(array) -> bool:
+    """Whether ``array`` is a scipy.sparse matrix or array (without importing scipy)."""
+    return type(array).__module__.startswith("scipy.sparse")
+
+
+def as_csr(matrix, name: str, *, dtype: np.dtype | None = None, fitting: bool = False) -> CSR:
+    """A scipy.sparse matrix or array of coordinates as a canonical
+    :class:`~fastrbfkm._kernels.CSR`, never densified.
+
+    Other formats are converted to CSR (as scikit-learn does). float32
+    stays float32, other dtypes become float64 (or ``dtype``). Duplicate
+    entries are summed and the column indices sorted, in a copy (scipy's
+    meaning of duplicates); a matrix whose index arrays are inconsistent is
+    refused. The stored values are checked as :func:`as_float_array` checks
+    an array's (finite; magnitudes usable for squared distances).
+    """
+    from scipy import sparse
+
+    if len(matrix.shape) != 2:
+        raise ValueError(
+            f"{name} must be a 2-D sparse matrix; got {len(matrix.shape)}-D with shape "
+            f"{matrix.shape}."
+        )
+    n, d = matrix.shape
+    if n == 0:
+        raise ValueError(f"{name} must have at least one row; got shape {matrix.shape}.")
+    if d == 0:
+        raise ValueError(f"{name} must have at least one column; got shape {matrix.shape}.")
+    if d > np.iinfo(np.int32).max:
+        raise ValueError(f"{name} has {d} columns; at most {np.iinfo(np.int32).max} are supported.")
+    target = float_dtype(matrix, name) if dtype is None else np.dtype(dtype)
+    csr = sparse.csr_matrix(matrix)  # shares a CSR's arrays; converts other formats
+    try:
+        csr.check_format(full_check=True)
+    except ValueError as exc:
+        raise ValueError(f"{name} is not a valid sparse matrix: {exc}") from None
+    if not csr.has_canonical_format:
+        csr = csr.copy()
+        csr.sum_duplicates()  # sorts the indices too
+    data = np.ascontiguousarray(csr.data, dtype=target)
+    lo = float(data.min()) if data.size else 0.0
+    hi = float(data.max()) if data.size else 0.0
+    if data.size < n * d:  # implicit zeros
+        lo, hi = min(lo, 0.0), max(hi, 0.0)
+    check_value_range(lo, hi, name, target, csr, coordinates=True, fitting=fitting)
+    return CSR(
+        data,
+        np.ascontiguousarray(csr.indices, dtype=np.int32),
+        np.ascontiguousarray(csr.indptr, dtype=np.int64),
+        int(d),
+    )
 
 
 def smallest_magnitude(dtype: np.dtype) -> float:

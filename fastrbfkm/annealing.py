@@ -22,14 +22,13 @@ from scipy.spatial.distance import cdist
 
 from . import _kernels as K
 from ._backend import open_rows
-from ._rows import InMemoryRows, Rows
+from ._rows import Rows
 from ._threads import one_blas_thread
 from ._validation import (
     ASSIGNMENTS,
     as_float_array,
     check_assignment,
     check_real,
-    check_sample_weight,
 )
 
 #: The public API; the rest serves the estimator and the paper's run.
@@ -162,7 +161,7 @@ def critical_temperature(
 
     Parameters
     ----------
-    X : array-like of shape (n, d)
+    X : array-like, scipy.sparse matrix or dask.array.Array of shape (n, d)
         Data.
     n_clusters : int
         Number of centers k.
@@ -178,13 +177,11 @@ def critical_temperature(
     mode = check_assignment(assignment)
     if mode == K.HARD:
         raise ValueError("assignment must be 'softmax' or 'entmax15': hard has no temperature.")
-    X = as_float_array(X, "X", coordinates=True, fitting=True)
-    w = check_sample_weight(sample_weight, X.shape[0])
     if isinstance(n_clusters, bool) or not isinstance(n_clusters, (int, np.integer)):
         raise TypeError(f"n_clusters must be a positive integer; got {n_clusters!r}.")
     if n_clusters < 1:
         raise ValueError(f"n_clusters must be a positive integer; got {n_clusters}.")
-    rows = InMemoryRows(X, w)
+    rows = open_rows(X, sample_weight, "cpu", fit=True)
     return critical_from_variance(rows.largest_variance(rows.moments()), int(n_clusters), mode)
 
 

@@ -350,7 +350,7 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
             seed = rng.randint(np.iinfo(np.int32).max)
             init = self.init
             if callable(init):
-                data = rows.X if isinstance(rows, InMemoryRows) else X
+                data = rows.as_given() if isinstance(rows, InMemoryRows) else X
                 init = self._init_array(init(data, k, np.random.RandomState(seed)), rows)
             result = self._fit_once(rows, mode, k, tol, moments, sigma_c, init, seed, run)
             if best is None or result["inertia"] < best["inertia"]:
@@ -611,4 +611,5 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        tags.input_tags.sparse = True
         return tags

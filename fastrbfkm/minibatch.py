@@ -36,7 +36,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import validate_data
 
 from . import _kernels as K
-from ._rows import InMemoryRows, Rows
+from ._rows import InMemoryRows, Rows, in_memory
 from ._threads import one_blas_thread
 from ._validation import ASSIGNMENTS
 from .annealing import (
@@ -267,7 +267,7 @@ class MiniBatchRBFKMeans(RBFKMeans):
         ewa, best, stale, hard = 0.0, np.inf, 0, 0
         for _ in range(steps):
             Xb, wb = rows.batch(batch, rng)
-            summary, shift = self._step(InMemoryRows(Xb, wb))
+            summary, shift = self._step(in_memory(Xb, wb))
             if self._annealing:
                 continue
             hard += 1
@@ -336,7 +336,7 @@ class MiniBatchRBFKMeans(RBFKMeans):
         k = int(self.n_clusters)
         size = self.init_size or max(3 * int(self.batch_size), 3 * k)
         Xs, ws = rows.batch(min(int(size), max(rows.n, k)), rng)
-        probe = InMemoryRows(Xs, ws)
+        probe = in_memory(Xs, ws)
         mode = ASSIGNMENTS[self.assignment]
         self._rng = rng
         self._probe = probe
@@ -356,7 +356,8 @@ class MiniBatchRBFKMeans(RBFKMeans):
             init = self.init
             if callable(init):
                 seed = int(rng.integers(2**31))
-                init = self._init_array(init(Xs, k, np.random.RandomState(seed)), rows)
+                given = init(probe.as_given(), k, np.random.RandomState(seed))
+                init = self._init_array(given, rows)
             C = probe.initial_centers(k, init, rng)
             sigma = 0.0 if mode == K.HARD else float(self.sigma)
             if mode == K.HARD and isinstance(init, str):

@@ -18,7 +18,7 @@ from typing import Protocol
 import numpy as np
 
 from . import _kernels as K
-from ._validation import as_float_array, check_sample_weight
+from ._validation import as_csr, as_float_array, check_sample_weight, is_sparse
 
 __all__ = ["kmeans_parallel", "kmeans_plusplus", "scalable_initial_centers", "seed_indices"]
 
@@ -46,9 +46,9 @@ class Source(Protocol):
 def initial_centers(X: np.ndarray, k: int, init, w: np.ndarray, rng: np.random.Generator):
     """Initial centers (k, d) for validated X; ``init`` already checked."""
     if isinstance(init, str) and init == "k-means++":
-        return X[seed_indices(X, k, w, rng)].copy()
+        return K.take_rows(X, seed_indices(X, k, w, rng))
     if isinstance(init, str):
-        return X[random_indices(X.shape[0], k, w, rng)].copy()
+        return K.take_rows(X, random_indices(X.shape[0], k, w, rng))
     return np.array(init, dtype=X.dtype, order="C", copy=True)
 
 
@@ -139,8 +139,8 @@ def kmeans_plusplus(
 
     Parameters
     ----------
-    X : array-like of shape (n, d)
-        Data.
+    X : array-like or scipy.sparse matrix of shape (n, d)
+        Data (sparse: CSR, other formats converted; never densified).
     n_clusters : int
         Number of seeds, at most n.
     sample_weight : array-like of shape (n,), default=None
@@ -155,11 +155,14 @@ def kmeans_plusplus(
     indices : ndarray of shape (n_clusters,)
         Their rows in X.
     """
-    X = as_float_array(X, "X", coordinates=True, fitting=True)
+    if is_sparse(X):
+        X = as_csr(X, "X", fitting=True)
+    else:
+        X = as_float_array(X, "X", coordinates=True, fitting=True)
     w = check_sample_weight(sample_weight, X.shape[0])
     if isinstance(n_clusters, bool) or not isinstance(n_clusters, (int, np.integer)):
         raise TypeError(f"n_clusters must be a positive integer; got {n_clusters!r}.")
     if not 1 <= n_clusters <= X.shape[0]:
         raise ValueError(f"n_clusters must be in [1, n_samples={X.shape[0]}]; got {n_clusters}.")
     idx = seed_indices(X, int(n_clusters), w, np.random.default_rng(random_state))
-    return X[idx].copy(), idx
+    return K.take_rows(X, idx), idx

@@ -23,9 +23,11 @@ def package_imports(path: Path) -> set[str]:
         if isinstance(node, ast.ImportFrom) and node.level:
             base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
             target = f"{base}.{node.module}" if node.module else base
-            for alias in node.names:  # "from . import x" imports the module x
+            for alias in node.names:  # "from . import x" imports the module (or package) x
                 sub = f"{target}.{alias.name}"
-                found.add(sub if (PACKAGE.parent / sub.replace(".", "/")).exists() else target)
+                path = PACKAGE.parent / sub.replace(".", "/")
+                module = path.exists() or path.with_suffix(".py").exists()
+                found.add(sub if module else target)
         elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("fastrbfkm"):
             found.add(node.module)
     return {m for m in found if m != name}

@@ -218,19 +218,15 @@ def test_one_default_assignment_everywhere():
     np.testing.assert_array_equal(R, fk.responsibilities(X, C, 0.7, "entmax15"))
 
 
-def test_sparse_input_is_refused_by_name():
-    """kmeans_plusplus and the functional API said "X must be a 2-D array;
-    got 0-D" for a scipy.sparse matrix."""
+def test_only_the_data_may_be_sparse():
+    """Sparse X is taken (tests/test_sparse.py); sparse centers, initial
+    centers or logits are refused by name."""
     sparse = pytest.importorskip("scipy.sparse")
     Xs = sparse.csr_matrix(X)
-    for call in (
-        lambda: fk.kmeans_plusplus(Xs, 2, random_state=0),
-        lambda: fk.responsibilities(Xs, C, 1.0),
-        lambda: fk.critical_temperature(Xs, 2),
-    ):
-        with pytest.raises(TypeError, match=r"X is a scipy\.sparse csr_matrix.*X\.toarray\(\)"):
-            call()
-    with pytest.raises(TypeError, match=r"C is a scipy\.sparse"):
+    assert fk.critical_temperature(Xs, 2) == pytest.approx(fk.critical_temperature(X, 2))
+    with pytest.raises(TypeError, match=r"C is a scipy\.sparse csr_array.*C\.toarray\(\)"):
         fk.responsibilities(X, sparse.csr_array(C), 1.0)
-    with pytest.raises(TypeError, match=r"[Ss]parse"):
-        fk.RBFKMeans(2).fit(Xs)
+    with pytest.raises((TypeError, ValueError), match=r"init"):
+        fk.RBFKMeans(2, init=sparse.csr_matrix(C)).fit(Xs)
+    with pytest.raises(TypeError, match=r"Z is a scipy\.sparse"):
+        fk.softmax(sparse.csr_matrix(C))
