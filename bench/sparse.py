@@ -14,7 +14,7 @@ numba caches them on disk):
   ours: ``RBFKMeans(assignment="hard", init=C0, n_init=1)``.
 - ``soft pass``: one fused softmax and entmax15 pass (``fastrbfkm.step``)
   at two temperatures, from the same centers, for scale.
-- ``fit``: whole fits with their defaults, wall time and inertia.
+- ``fit``: whole fits (``--fits``), wall time and inertia.
 
 Usage: ``python bench/sparse.py [--n 100000] [--d 50000] [--repeats 3] [--fits hard,sklearn]``
 """
@@ -70,13 +70,19 @@ CHILD = textwrap.dedent(
             fk.step(M, C0, sigma, assignment)
             times.append(time.perf_counter() - start)
         out = {"seconds": float(np.median(times))}
-    else:  # a whole fit with defaults
-        name = kind.split("-")[1]
-        if name == "sklearn":
-            est = KMeans(64, random_state=0)
-        else:
-            est = fk.RBFKMeans(64, assignment=name, random_state=0)
-            fk.RBFKMeans(4, assignment=name, random_state=0).fit(M[:2000])  # compile
+    else:  # a whole fit
+        from sklearn.cluster import MiniBatchKMeans
+        make = {
+            "sklearn": lambda: KMeans(64, random_state=0),
+            "sklearn_minibatch": lambda: MiniBatchKMeans(64, random_state=0),
+            "hard": lambda: fk.RBFKMeans(64, assignment="hard", random_state=0),
+            "entmax15": lambda: fk.RBFKMeans(64, random_state=0),
+            "entmax15_norefine": lambda: fk.RBFKMeans(64, refine=False, random_state=0),
+            "minibatch": lambda: fk.MiniBatchRBFKMeans(64, random_state=0),
+            "minibatch_hard": lambda: fk.MiniBatchRBFKMeans(64, assignment="hard", random_state=0),
+        }[kind.split("-")[1]]
+        make().set_params(n_clusters=4).fit(M[:3000])  # compile, imports
+        est = make()
         start = time.perf_counter()
         est.fit(M)
         out = {"seconds": time.perf_counter() - start, "inertia": float(est.inertia_)}
@@ -132,9 +138,13 @@ def main() -> None:
     parser.add_argument(
         "--fits",
         default="hard,sklearn",
-        help="comma-separated: entmax15, softmax, hard, sklearn (whole fits, defaults)",
+        help="comma-separated whole fits: sklearn, sklearn_minibatch, hard, entmax15, "
+        "entmax15_norefine, minibatch, minibatch_hard",
     )
     parser.add_argument("--timeout", type=float, default=3600.0)
+    parser.add_argument(
+        "--only-fits", action="store_true", help="skip the iteration and pass timings"
+    )
     args = parser.parse_args()
     from scipy import sparse
 
@@ -151,8 +161,9 @@ def main() -> None:
         sparse.save_npz(path, M, compressed=False)
         del M
         results = {}
-        kinds = ["sklearn", "hard"]
-        kinds += [f"pass-{a}-{s}" for a in ("softmax", "entmax15") for s in ("0.5", "0.05")]
+        kinds = [] if args.only_fits else ["sklearn", "hard"]
+        if not args.only_fits:
+            kinds += [f"pass-{a}-{s}" for a in ("softmax", "entmax15") for s in ("0.5", "0.05")]
         kinds += [f"fit-{name}" for name in args.fits.split(",") if name]
         for kind in kinds:
             repeats = 1 if kind.startswith("fit-") else args.repeats
@@ -161,6 +172,10 @@ def main() -> None:
             print(kind, json.dumps(done), flush=True)
         print(f"load average after: {os.getloadavg()[0]:.2f}")
 
+    fits = {k: v for k, v in results.items() if k.startswith("fit-")}
+    if args.only_fits:
+        print_fits(fits, args.timeout)
+        return
     ref = median(results["sklearn"], "per_iteration")
     print()
     print("| per Lloyd iteration | s (median) | / scikit-learn | inertia after the long fit |")
@@ -179,18 +194,30 @@ def main() -> None:
             _, assignment, sigma = kind.split("-")
             s = median(done, "seconds")
             print(f"| {assignment}, sigma = {sigma} | {s:.3f} | {s / ref:.2f}x |")
-    fits = {k: v for k, v in results.items() if k.startswith("fit-")}
-    if fits:
-        print()
-        print("| whole fit, defaults | s | inertia |")
-        print("|---|---|---|")
-        for kind, done in fits.items():
-            name = kind.split("-")[1]
-            label = "KMeans (scikit-learn)" if name == "sklearn" else f"RBFKMeans {name}"
-            if not done:
-                print(f"| {label} | timed out after {args.timeout:.0f} s | |")
-                continue
-            print(f"| {label} | {done[0]['seconds']:.1f} | {done[0]['inertia']:.2f} |")
+    print_fits(fits, args.timeout)
+
+
+def print_fits(fits: dict, timeout: float) -> None:
+    if not fits:
+        return
+    print()
+    print("| whole fit | s | inertia |")
+    print("|---|---|---|")
+    labels = {
+        "sklearn": "`KMeans` (scikit-learn, defaults)",
+        "sklearn_minibatch": "`MiniBatchKMeans` (scikit-learn, defaults)",
+        "hard": '`RBFKMeans(assignment="hard")`',
+        "entmax15": "`RBFKMeans()` (annealed, refined)",
+        "entmax15_norefine": "`RBFKMeans(refine=False)` (annealed only)",
+        "minibatch": "`MiniBatchRBFKMeans()` (entmax15, annealed)",
+        "minibatch_hard": '`MiniBatchRBFKMeans(assignment="hard")`',
+    }
+    for kind, done in fits.items():
+        label = labels[kind.split("-")[1]]
+        if not done:
+            print(f"| {label} | timed out after {timeout:.0f} s | |")
+            continue
+        print(f"| {label} | {done[0]['seconds']:.1f} | {done[0]['inertia']:.2f} |")
 
 
 if __name__ == "__main__":

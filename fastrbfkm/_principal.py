@@ -100,11 +100,13 @@ def _lanczos_group(apply, index, start, steps):
             beta = float(np.linalg.norm(w))
             lam, Y = np.linalg.eigh(T[c, : j + 1, : j + 1])
             values[c] = max(lam[-1], 0.0)
-            axes[c] = Y[:, -1] @ basis
             scale = max(abs(lam[-1]), abs(lam[0]))
-            if beta * abs(Y[-1, -1]) <= LANCZOS_RTOL * scale or beta <= 1e-14 * scale:
-                running[c] = False  # converged, or the Krylov space is exhausted
-            elif j + 1 < steps:
+            converged = beta * abs(Y[-1, -1]) <= LANCZOS_RTOL * scale
+            # converged, the Krylov space exhausted, or the last step
+            if converged or beta <= 1e-14 * scale or j + 1 == steps:
+                running[c] = False
+                axes[c] = Y[:, -1] @ basis  # the Ritz vector, once
+            else:
                 Q[c, j + 1] = w / beta
                 T[c, j, j + 1] = T[c, j + 1, j] = beta
         if not running.any():

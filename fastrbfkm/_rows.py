@@ -113,8 +113,10 @@ def _scatter_block(X, w, offset, C, sigma, mode):
     return K.center_scatter(X, C, w, sigma, mode, np.arange(C.shape[0]))
 
 
-def _scatter_apply_block(X, w, offset, C, sigma, mode, chosen, hard, V):
-    return K.scatter_apply(X, C, w, sigma, mode, chosen, hard, V)
+def _scatter_apply_block(X, w, offset, C, sigma, mode, chosen, hard, V, labels):
+    if labels.size:
+        labels = labels[offset : offset + X.shape[0]]
+    return K.scatter_apply(X, C, w, sigma, mode, chosen, hard, V, labels)
 
 
 def _sum_combine(a, b):
@@ -473,9 +475,11 @@ class BlockRows(Rows):
         k = C.shape[0]
         chosen = np.tile(np.arange(k), 2 if cells else 1)
         hard = np.arange(chosen.size) >= k if cells else np.full(k, mode == K.HARD)
+        no_labels = np.empty(0, dtype=np.int32)
+        labels = self.cell_labels(C) if hard.all() else no_labels
         found = lanczos_eigenpairs(
             lambda index, V: self.reduce(
-                "scatter_apply", C, sigma, mode, chosen[index], hard[index], V
+                "scatter_apply", C, sigma, mode, chosen[index], hard[index], V, labels
             ),
             chosen.size,
             self.d,
@@ -483,6 +487,12 @@ class BlockRows(Rows):
         if not cells:
             return found
         return tuple(part[:k] for part in found), tuple(part[k:] for part in found)
+
+    def cell_labels(self, C: np.ndarray) -> np.ndarray:
+        """Each row's nearest center, for the passes of :meth:`principal`
+        over hard cells to read instead of finding them every pass; here
+        empty (they do: the labels of every row would be held at once)."""
+        return np.empty(0, dtype=np.int32)
 
     def removal_costs(self, C: np.ndarray) -> np.ndarray:
         return self.reduce("removal_costs", C)
@@ -523,6 +533,9 @@ class InMemoryRows(BlockRows):
     def assign(self, C: np.ndarray):
         labels, _, inertia = K.hard_assign(self.X, C, self.w, False)
         return labels, float(inertia), label_counts(labels, C.shape[0])
+
+    def cell_labels(self, C: np.ndarray) -> np.ndarray:
+        return self.labels(C)
 
     def sample(self, m: int, key: int) -> InMemoryRows:
         return self if self.n <= m else super().sample(m, key)

@@ -498,7 +498,7 @@ def anneal(
 
     Parameters
     ----------
-    X : array-like or dask.array.Array of shape (n, d)
+    X : array-like, scipy.sparse matrix or dask.array.Array of shape (n, d)
         Data. A dask array (all features in one chunk) is annealed on the
         current dask scheduler, its chunks persisted for the run
         (:mod:`fastrbfkm.dask`).

@@ -302,10 +302,11 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
 
         Parameters
         ----------
-        X : array-like, numpy.memmap or dask.array.Array of shape (n_samples, n_features)
+        X : array-like, scipy.sparse, numpy.memmap or dask.array.Array, shape (n, n_features)
             Training data. float32 stays float32; anything else becomes float64.
-            A dask array must have all features in one chunk; a memory-mapped
-            file larger than the working memory is streamed (see Notes).
+            A sparse matrix is read as CSR, never densified; a dask array
+            must have all features in one chunk; a memory-mapped file larger
+            than the working memory is streamed (see Notes).
         y : Ignored
             Not used, present for API consistency.
         sample_weight : array-like of shape (n_samples,), default=None
@@ -523,7 +524,7 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : array-like or scipy.sparse matrix of shape (n_samples, n_features)
             New data.
 
         Returns
@@ -542,7 +543,7 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : array-like or scipy.sparse matrix of shape (n_samples, n_features)
             New data.
 
         Returns
@@ -562,7 +563,7 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : array-like or scipy.sparse matrix of shape (n_samples, n_features)
             New data.
 
         Returns
@@ -580,7 +581,7 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : array-like or scipy.sparse matrix of shape (n_samples, n_features)
             New data.
         y : Ignored
             Not used, present for API consistency.

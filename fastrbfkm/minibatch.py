@@ -238,7 +238,7 @@ class MiniBatchRBFKMeans(RBFKMeans):
 
         Parameters
         ----------
-        X : array-like, numpy.memmap or dask.array.Array of shape (n_samples, n_features)
+        X : array-like, scipy.sparse, numpy.memmap or dask.array.Array, shape (n, n_features)
             Training data (a memory-mapped file is read a batch at a time).
         y : Ignored
             Not used, present for API consistency.
@@ -306,7 +306,7 @@ class MiniBatchRBFKMeans(RBFKMeans):
 
         Parameters
         ----------
-        X : array-like, dask.array.Array or CUDA array of shape (n_samples, n_features)
+        X : array-like, scipy.sparse, dask.array.Array or CUDA array, shape (n, n_features)
             The batch; later calls must have the first one's features.
         y : Ignored
             Not used, present for API consistency.

@@ -47,7 +47,7 @@ def squared_distances(X, C, backend: str = "auto") -> np.ndarray:
 
     Parameters
     ----------
-    X : array-like of shape (n, d)
+    X : array-like or scipy.sparse matrix of shape (n, d)
         Data points (a CUDA array too, see ``backend``).
     C : array-like of shape (k, d)
         Centers.
@@ -184,7 +184,7 @@ def responsibilities(
 
     Parameters
     ----------
-    X : array-like of shape (n, d)
+    X : array-like or scipy.sparse matrix of shape (n, d)
         Data points.
     C : array-like of shape (k, d)
         Centers.
@@ -242,7 +242,7 @@ def objective(
 
     Parameters
     ----------
-    X : array-like of shape (n, d)
+    X : array-like or scipy.sparse matrix of shape (n, d)
         Data points.
     C : array-like of shape (k, d)
         Centers.

@@ -302,11 +302,18 @@ def test_scatter_apply(shape, assignment, dtype):
     mode = {"hard": K.HARD, "softmax": K.SOFTMAX, "entmax15": K.ENTMAX15}[assignment]
     sigma = 0.0 if assignment == "hard" else 0.7
     hard = np.full(chosen.size, mode == K.HARD)
-    N, U = K.scatter_apply(X, C, w, sigma, mode, chosen, hard, V)
+    unknown = np.empty(0, dtype=np.int32)
+    N, U = K.scatter_apply(X, C, w, sigma, mode, chosen, hard, V, unknown)
     N_ref, U_ref = naive.scatter_apply(X, C, sigma, assignment, chosen, hard, V, w)
     rtol = tolerance(dtype)
     np.testing.assert_allclose(N, N_ref, rtol=0, atol=10 * rtol * w.sum())
     np.testing.assert_allclose(U, U_ref, rtol=0, atol=10 * rtol * (np.abs(U_ref).max() + 1))
+    # the hard cells from given labels: the same pass without the distances
+    labels = K.hard_assign(X, C, w)[0]
+    given = K.scatter_apply(X, C, w, sigma, mode, chosen, hard, V, labels)
+    if mode == K.HARD:
+        np.testing.assert_array_equal(given[0], N)
+        np.testing.assert_array_equal(given[1], U)
     if shape[1] <= 17:  # the product of center_scatter's matrices
         A = K.center_scatter(X, C, w, sigma, mode, chosen)[1]
         np.testing.assert_allclose(U, np.einsum("gst,gt->gs", A, V), rtol=1e-10, atol=1e-10)
@@ -314,7 +321,7 @@ def test_scatter_apply(shape, assignment, dtype):
     both = np.concatenate([chosen, chosen])
     hard = np.arange(both.size) >= chosen.size
     V2 = np.concatenate([V, V[::-1]])
-    N, U = K.scatter_apply(X, C, w, sigma, mode, both, hard, V2)
+    N, U = K.scatter_apply(X, C, w, sigma, mode, both, hard, V2, labels)
     N_ref, U_ref = naive.scatter_apply(X, C, sigma, assignment, both, hard, V2, w)
     np.testing.assert_allclose(N, N_ref, rtol=0, atol=10 * rtol * w.sum())
     np.testing.assert_allclose(U, U_ref, rtol=0, atol=10 * rtol * (np.abs(U_ref).max() + 1))

@@ -111,8 +111,14 @@ def test_passes_of_a_fit_match_reference(n, d, k, dtype):
     chosen = np.arange(k)[::-1].copy()
     hard = np.arange(k) % 2 == 1
     V = rng.normal(size=(k, d))
-    N, U = K.scatter_apply(Xs, C, w, 0.5, K.ENTMAX15, chosen, hard, V)
+    N, U = K.scatter_apply(Xs, C, w, 0.5, K.ENTMAX15, chosen, hard, V, np.empty(0, np.int32))
     N_ref, U_ref = naive.scatter_apply(X, C, 0.5, "entmax15", chosen, hard, V, w)
+    close(N, N_ref, dtype, n)
+    close(U, U_ref, dtype, float(np.abs(U_ref).max()) + 1.0)
+    cells = np.ones(k, dtype=bool)
+    labels = K.hard_assign(Xs, C, w)[0]
+    N, U = K.scatter_apply(Xs, C, w, 0.0, K.HARD, chosen, cells, V, labels)
+    N_ref, U_ref = naive.scatter_apply(X, C, 0.0, "hard", chosen, cells, V, w)
     close(N, N_ref, dtype, n)
     close(U, U_ref, dtype, float(np.abs(U_ref).max()) + 1.0)
     uniforms = rng.random((k, 3))

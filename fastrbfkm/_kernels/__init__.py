@@ -93,7 +93,7 @@ center_scatter = _entry(
     scatter.center_scatter,
 )
 scatter_apply = _entry(
-    lambda X, C, w, sigma, mode, chosen, hard, V: (
+    lambda X, C, w, sigma, mode, chosen, hard, V, labels: (
         X.shape[0],
         C.shape[0] * (X.shape[1] + 1) + 2 * chosen.shape[0] * X.shape[1],
     ),

@@ -94,6 +94,22 @@ def project_row(X, i, C, j, v, cv, coef, U, diff):
 
 
 @njit(cache=True)
-def pair_sqdist(X, i, j):
-    """``||X[i] - X[j]||^2`` in float64."""
-    return row_sqdist(X, i, X, j)
+def row_norms(X):
+    """Nothing: dense distances to seeds are summed differences."""
+    return np.empty(0)
+
+
+@njit(cache=True)
+def seed_rows(X, index):
+    """``(T, tnorm)``: the rows ``X[index]`` (copied) and no norms."""
+    T = np.empty((index.shape[0], X.shape[1]), dtype=X.dtype)
+    for r in range(index.shape[0]):
+        for t in range(X.shape[1]):
+            T[r, t] = X[index[r], t]
+    return T, np.empty(0)
+
+
+@njit(cache=True)
+def to_seed(X, i, norms, T, tnorm, r):
+    """``||X[i] - T[r]||^2`` in float64, summed from the differences."""
+    return row_sqdist(X, i, T, r)

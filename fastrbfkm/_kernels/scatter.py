@@ -74,13 +74,16 @@ def center_scatter(X, C, w, sigma, mode, chosen):
 
 
 @njit(cache=True, parallel=True)
-def scatter_apply(X, C, w, sigma, mode, chosen, hard, V):
+def scatter_apply(X, C, w, sigma, mode, chosen, hard, V, labels):
     """``(N, U)``: ``U[g] = A_g V[g]`` for the centers ``C[chosen]`` (``A_g``
     as in :func:`center_scatter`, never formed), responsibilities over all of C.
 
     Where ``hard[g]`` is True, ``A_g`` is the scatter of the hard
     responsibilities (the Voronoi cell of the center) whatever ``mode`` is,
-    so that one pass serves both kinds. ``V`` is ``(m, d)`` float64; ``N`` is
+    so that one pass serves both kinds. When every ``hard[g]`` is and
+    ``labels`` (int32) holds each row's nearest center, the distances are
+    not formed (each Lanczos step of a cell is then a pass over X alone);
+    ``labels`` of length 0: the pass finds them. ``V`` is ``(m, d)`` float64; ``N`` is
     ``(m,)`` and ``U`` ``(m, d)``, float64. Each row adds ``w_i psi(r_ij)
     ((x_i - c_j) . v) (x_i - c_j)`` (:func:`~.layout.project_row`: for dense
     rows the differences taken in float64; for CSR rows by their nonzeros,
@@ -103,15 +106,20 @@ def scatter_apply(X, C, w, sigma, mode, chosen, hard, V):
     soft = False
     for g in range(m):
         soft = soft or not hard[g]
+    given = labels.shape[0] > 0 and not soft
     for c in prange(chunks):
         start, stop = chunk_bounds(n, chunks, c)
-        xbuf, D = distance_buffers(X, k)
+        xbuf, D = distance_buffers(X, 0 if given else k)
         diff = np.empty(d)
-        E, R, work, emin, arg, F = soft_buffers(k, step)
+        E, R, work, emin, arg, F = soft_buffers(0 if given else k, step)
         for b in range(start, stop, step):
             e = min(stop, b + step)
-            sqdist_rows(X, b, e, mu, Ct, cnorm, xbuf, D)
-            load_gaps(D, e - b, E, emin, arg)
+            if given:
+                for i in range(b, e):
+                    arg[i - b] = labels[i]
+            else:
+                sqdist_rows(X, b, e, mu, Ct, cnorm, xbuf, D)
+                load_gaps(D, e - b, E, emin, arg)
             if soft:
                 assign_block(mode, E, e - b, sigma, emin, arg, R, F, work)
             for i in range(b, e):

@@ -10,7 +10,7 @@ import numpy as np
 from numba import njit, prange
 
 from .chunks import chunk_bounds, n_chunks
-from .layout import dims, pair_sqdist
+from .layout import dims, row_norms, seed_rows, to_seed
 
 
 @njit(cache=True)
@@ -40,17 +40,23 @@ def kmeans_plusplus(X, w, seeds, first, last, uniforms, closest):
     squared distance to its closest seed so far and is updated, so that the
     seeds can be chosen over several calls (each one short enough for Ctrl-C
     to be handled between them) with the result of a single call.
+
+    The candidates of a step are copied out first (:func:`~.layout.seed_rows`,
+    dense), so that a CSR row's distance to one is a gather over its
+    nonzeros (:func:`~.layout.to_seed`).
     """
     n = dims(X)[0]
     trials = uniforms.shape[1]
     chunks = n_chunks(n, trials)
     unit = w.shape[0] == 0
     cumulative = np.empty(n)  # with closest: two float64 vectors of n in all
+    norms = row_norms(X)
     if first == 0:
         _cumulative_weights(w, cumulative, unit)
         seeds[0] = _pick(cumulative, uniforms[0, 0] * cumulative[-1])
+        T, tnorm = seed_rows(X, seeds[:1])
         for i in prange(n):
-            closest[i] = pair_sqdist(X, i, seeds[0])
+            closest[i] = to_seed(X, i, norms, T, tnorm, 0)
     candidates = np.empty(trials, dtype=np.int64)
     partial = np.zeros((chunks, trials))
     for c in range(max(first, 1), last):
@@ -61,12 +67,13 @@ def kmeans_plusplus(X, w, seeds, first, last, uniforms, closest):
         potential = cumulative[-1]
         for t in range(trials):
             candidates[t] = _pick(cumulative, uniforms[c, t] * potential)
+        T, tnorm = seed_rows(X, candidates)
         for b in prange(chunks):
             start, stop = chunk_bounds(n, chunks, b)
             for t in range(trials):
                 acc = 0.0
                 for i in range(start, stop):
-                    best_d = min(closest[i], pair_sqdist(X, i, candidates[t]))
+                    best_d = min(closest[i], to_seed(X, i, norms, T, tnorm, t))
                     acc += best_d if unit else w[i] * best_d
                 partial[b, t] = acc
         best = 0
@@ -80,4 +87,4 @@ def kmeans_plusplus(X, w, seeds, first, last, uniforms, closest):
                 best = t
         seeds[c] = candidates[best]
         for i in prange(n):
-            closest[i] = min(closest[i], pair_sqdist(X, i, seeds[c]))
+            closest[i] = min(closest[i], to_seed(X, i, norms, T, tnorm, best))

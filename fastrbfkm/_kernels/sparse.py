@@ -179,24 +179,39 @@ def project_row(X, i, C, j, v, cv, coef, U, diff):
 
 
 @njit(cache=True)
-def pair_sqdist(X, i, j):
-    """``||X[i] - X[j]||^2`` in float64, merging the two rows' nonzeros."""
-    p, p_end = X.indptr[i], X.indptr[i + 1]
-    q, q_end = X.indptr[j], X.indptr[j + 1]
-    acc = 0.0
-    while p < p_end or q < q_end:
-        if q == q_end or (p < p_end and X.indices[p] < X.indices[q]):
-            diff = np.float64(X.data[p])
-            p += 1
-        elif p == p_end or X.indices[q] < X.indices[p]:
-            diff = -np.float64(X.data[q])
-            q += 1
-        else:
-            diff = np.float64(X.data[p]) - X.data[q]
-            p += 1
-            q += 1
-        acc += diff * diff
-    return acc
+def row_norms(X):
+    """Squared norms of the rows, float64."""
+    n = X.indptr.shape[0] - 1
+    norms = np.zeros(n)
+    for i in range(n):
+        for p in range(X.indptr[i], X.indptr[i + 1]):
+            norms[i] += np.float64(X.data[p]) * X.data[p]
+    return norms
+
+
+@njit(cache=True)
+def seed_rows(X, index):
+    """``(T, tnorm)``: the rows ``X[index]`` densified (float64) and their
+    squared norms."""
+    T = np.zeros((index.shape[0], X.n_cols))
+    tnorm = np.zeros(index.shape[0])
+    for r in range(index.shape[0]):
+        i = index[r]
+        for p in range(X.indptr[i], X.indptr[i + 1]):
+            T[r, X.indices[p]] = X.data[p]
+            tnorm[r] += np.float64(X.data[p]) * X.data[p]
+    return T, tnorm
+
+
+@njit(cache=True)
+def to_seed(X, i, norms, T, tnorm, r):
+    """``||X[i] - T[r]||^2`` in float64 as ``||x||^2 - 2 x.t + ||t||^2``
+    (clamped at zero), the cross term gathered over the row's nonzeros."""
+    cross = 0.0
+    for p in range(X.indptr[i], X.indptr[i + 1]):
+        cross += X.data[p] * T[r, X.indices[p]]
+    s = norms[i] + tnorm[r] - 2.0 * cross
+    return s if s > 0.0 else 0.0
 
 
 @njit(cache=True)
