@@ -10,6 +10,7 @@ import textwrap
 SCRIPT = textwrap.dedent(
     """
     import hashlib, numba, numpy as np
+    from scipy import sparse
     import fastrbfkm as fk
     from fastrbfkm import _kernels as K
     rng = np.random.default_rng(0)
@@ -28,6 +29,15 @@ SCRIPT = textwrap.dedent(
         h.update(np.float64(inertia).tobytes())
         h.update(fk.squared_distances(X, C).tobytes())
         h.update(fk.entmax15(X).tobytes()); h.update(fk.softmax(X).tobytes())
+        # CSR rows: the same kernels through their sparse steps
+        M = sparse.random(20_011, 40, density=0.2, format="csr", random_state=1, dtype=dtype)
+        C = M[:7].toarray()
+        for assignment in ("hard", "softmax", "entmax15"):
+            N, S, F = fk.sufficient_statistics(M, C, 0.3, assignment, sample_weight=w)
+            h.update(N.tobytes()); h.update(S.tobytes()); h.update(np.float64(F).tobytes())
+            h.update(fk.responsibilities(M, C, 0.3, assignment).tobytes())
+        h.update(fk.squared_distances(M, C).tobytes())
+        h.update(fk.kmeans_plusplus(M, 7, sample_weight=w, random_state=0)[1].tobytes())
     print(numba.get_num_threads(), h.hexdigest())
     """
 )
