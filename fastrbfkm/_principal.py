@@ -25,6 +25,12 @@ import numpy as np
 DENSE_MAX = 128
 #: Most Lanczos steps (passes over X) per eigenpair.
 LANCZOS_STEPS = 20
+#: Lanczos steps of a rough estimate (``rough=True`` of the rows sources'
+#: ``principal``): a lower bound of each largest eigenvalue and its Ritz
+#: vector, enough to rank and place the swap moves of a fit, which are then
+#: kept only when they lower the inertia. The work of the steps grows with
+#: their square (each is reorthogonalized against the earlier ones).
+ROUGH_STEPS = 4
 #: A Ritz pair is taken once its residual is at most this times its value.
 LANCZOS_RTOL = 1e-6
 #: Most float64 entries of the Lanczos bases held at once (256 MiB).
@@ -45,7 +51,10 @@ def dense_eigenpairs(N: np.ndarray, A: np.ndarray) -> tuple[np.ndarray, np.ndarr
 
 
 def lanczos_eigenpairs(
-    apply: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]], m: int, d: int
+    apply: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]],
+    m: int,
+    d: int,
+    steps: int = LANCZOS_STEPS,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(N, values, axes)`` as :func:`dense_eigenpairs` from products only.
 
@@ -55,12 +64,13 @@ def lanczos_eigenpairs(
     the same fixed start vector (results do not depend on a random state),
     until the residual of its largest Ritz pair is within
     :data:`LANCZOS_RTOL` of its value, its Krylov space is exhausted, or
-    after :data:`LANCZOS_STEPS` steps. The Ritz value never exceeds the
+    after ``steps`` steps (:data:`LANCZOS_STEPS`; :data:`ROUGH_STEPS` for a
+    rough estimate). The Ritz value never exceeds the
     eigenvalue; on spectra without a gap at the top (noise) it may stop
     short of it by a little, and the axis is then a mixture of the leading
     directions.
     """
-    steps = min(d, LANCZOS_STEPS)
+    steps = min(d, steps)
     start = np.random.default_rng(0).standard_normal(d)
     start /= np.linalg.norm(start)
     N = np.zeros(m)

@@ -36,7 +36,13 @@ from typing import NamedTuple
 import numpy as np
 
 from . import _kernels as K
-from ._principal import DENSE_MAX, dense_eigenpairs, lanczos_eigenpairs
+from ._principal import (
+    DENSE_MAX,
+    LANCZOS_STEPS,
+    ROUGH_STEPS,
+    dense_eigenpairs,
+    lanczos_eigenpairs,
+)
 from ._validation import check_centers
 from .seeding import initial_centers
 
@@ -132,7 +138,7 @@ def _costs_block(X, w, offset, C):
 def _farthest_block(X, w, offset, C, m):
     """The block's ``m`` rows farthest from their nearest center, as
     ``(dist, index, rows, weights, labels, m)``; ties to the lowest index."""
-    labels, mind, _ = K.hard_assign(X, C, w)
+    labels, mind, _ = K.hard_assign(X, C, w, True)
     order = np.argsort(-mind.astype(np.float64), kind="stable")[:m]
     weights = w[order] if w.size else np.ones(order.size)
     return (
@@ -189,7 +195,7 @@ def oversample_index(mind: np.ndarray, w: np.ndarray, offset: int, rate: float, 
 
 def _oversample_block(X, w, offset, C, rate, key):
     """k-means|| oversampling (:func:`oversample_index`); returns ``(index, rows, weights)``."""
-    _, mind, _ = K.hard_assign(X, C, w)
+    _, mind, _ = K.hard_assign(X, C, w, True)
     pick = oversample_index(mind, w, offset, rate, key)
     weights = w[pick] if w.size else np.ones(pick.size)
     return pick.astype(np.int64) + offset, K.take_rows(X, pick), weights
@@ -333,12 +339,16 @@ class Rows(ABC):
     def scatter(self, C: np.ndarray, sigma: float, mode: int):
         """``(N, A)`` of :func:`fastrbfkm._kernels.center_scatter` for every center."""
 
-    def principal(self, C: np.ndarray, sigma: float, mode: int, cells: bool = False):
+    def principal(
+        self, C: np.ndarray, sigma: float, mode: int, cells: bool = False, rough: bool = False
+    ):
         """``(N, values, axes)``: per center, ``N_j`` of :meth:`scatter` and the
         largest eigenvalue of ``A_j / N_j`` with its unit eigenvector
         (:mod:`fastrbfkm._principal`). With ``cells``, a pair: that and the
-        same for the hard cells of C (its Voronoi cells). Here from the
-        formed matrices."""
+        same for the hard cells of C (its Voronoi cells). With ``rough``,
+        where they come from Lanczos iterations (above ``DENSE_MAX``
+        features), only ``ROUGH_STEPS`` of them: lower bounds of the
+        eigenvalues and their Ritz vectors. Here from the formed matrices."""
         N, A = self.scatter(C, sigma, mode)
         found = (N, *dense_eigenpairs(N, A))
         return (found, self.principal(C, 0.0, K.HARD)) if cells else found
@@ -466,7 +476,9 @@ class BlockRows(Rows):
     def scatter(self, C: np.ndarray, sigma: float, mode: int):
         return self.reduce("scatter", C, sigma, mode)
 
-    def principal(self, C: np.ndarray, sigma: float, mode: int, cells: bool = False):
+    def principal(
+        self, C: np.ndarray, sigma: float, mode: int, cells: bool = False, rough: bool = False
+    ):
         """:meth:`Rows.principal`; above ``DENSE_MAX`` features by Lanczos
         iterations on the passes ``scatter_apply`` (no d x d matrix), the
         cells' in the same passes."""
@@ -483,6 +495,7 @@ class BlockRows(Rows):
             ),
             chosen.size,
             self.d,
+            ROUGH_STEPS if rough else LANCZOS_STEPS,
         )
         if not cells:
             return found

@@ -135,7 +135,7 @@ class StreamedRows(BlockRows):
         labels = np.empty(self.n, dtype=np.int32)
         inertia = 0.0
         for start, X in self.blocks():
-            part, _, block_inertia = K.hard_assign(X, C, self._weights(start, X.shape[0]))
+            part, _, block_inertia = K.hard_assign(X, C, self._weights(start, X.shape[0]), False)
             labels[start : start + X.shape[0]] = part
             inertia += block_inertia
         return labels, inertia, label_counts(labels, C.shape[0])

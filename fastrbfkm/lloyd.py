@@ -107,8 +107,10 @@ def improve_by_swaps(
     those expected to lose too (the gain is a Gaussian model's; real cells
     are often better split than that), and the first that lowers the
     inertia is kept; the search ends when none does (after at most k kept
-    moves). Each trial costs only hard passes. ``n_iter`` of the result counts every
-    Lloyd iteration, the rejected trials' included.
+    moves). Each trial costs only hard passes. On wide data the principal
+    variances and axes are rough (a few Lanczos steps: lower bounds), enough
+    to rank and place the moves that Lloyd's algorithm then tries. ``n_iter``
+    of the result counts every Lloyd iteration, the rejected trials' included.
     """
     best = start
     k = start.centers.shape[0]
@@ -116,7 +118,7 @@ def improve_by_swaps(
     for _ in range(k if k > 1 else 0):
         C = best.centers
         costs = rows.removal_costs(C)
-        N, spread, axes = rows.principal(C, 0.0, K.HARD)
+        N, spread, axes = rows.principal(C, 0.0, K.HARD, rough=True)
         net = 2.0 / np.pi * (N * spread)[None, :] - costs[:, None]  # net[r, s]
         np.fill_diagonal(net, -np.inf)
         order = np.argsort(-net, axis=None, kind="stable")[:candidates]

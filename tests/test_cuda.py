@@ -114,7 +114,7 @@ def test_hard_assignment_and_inertia_match_cpu(shape, dtype):
     labels, mind, inertia = passes.hard_assign(
         cuda.to_device(X), C, cuda.to_device(w), passes.Workspace()
     )
-    want_labels, want_mind, want_inertia = K.hard_assign(X, C, w)
+    want_labels, want_mind, want_inertia = K.hard_assign(X, C, w, True)
     # Each row's distances come from the same float64 formula around the
     # same shift; where the two nearest are closer than the rounding, the
     # label may differ (float32): then both must be (near) minimal.

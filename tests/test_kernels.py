@@ -157,7 +157,7 @@ def test_objective_at_zero_temperature_is_the_inertia(assignment, dtype):
 @pytest.mark.parametrize("shape", SHAPES[1:])
 def test_hard_assign_kernel(shape, dtype):
     X, C, w = make_problem(*shape, dtype=dtype, seed=4)
-    labels, mind, inertia = K.hard_assign(X, C, w)
+    labels, mind, inertia = K.hard_assign(X, C, w, True)
     D = fk.squared_distances(X, C)
     assert labels.dtype == np.int32 and mind.dtype == dtype
     np.testing.assert_array_equal(labels, D.argmin(axis=1))
@@ -174,7 +174,7 @@ def test_hard_ties_go_to_the_lowest_index():
     C = np.array([[1.0], [-1.0], [1.0], [3.0]])  # x=0 ties 0/1, x=1 ties 0/2, x=2 ties 0/2/3
     R = fk.responsibilities(X, C, 0.0, "softmax")
     np.testing.assert_array_equal(R.argmax(axis=1), [0, 0, 0])
-    np.testing.assert_array_equal(K.hard_assign(X, C, np.empty(0))[0], [0, 0, 0])
+    np.testing.assert_array_equal(K.hard_assign(X, C, np.empty(0), True)[0], [0, 0, 0])
     np.testing.assert_array_equal(fk.responsibilities(X, C, 1.0, "hard").argmax(axis=1), [0, 0, 0])
 
 
@@ -309,7 +309,7 @@ def test_scatter_apply(shape, assignment, dtype):
     np.testing.assert_allclose(N, N_ref, rtol=0, atol=10 * rtol * w.sum())
     np.testing.assert_allclose(U, U_ref, rtol=0, atol=10 * rtol * (np.abs(U_ref).max() + 1))
     # the hard cells from given labels: the same pass without the distances
-    labels = K.hard_assign(X, C, w)[0]
+    labels = K.hard_assign(X, C, w, True)[0]
     given = K.scatter_apply(X, C, w, sigma, mode, chosen, hard, V, labels)
     if mode == K.HARD:
         np.testing.assert_array_equal(given[0], N)

@@ -75,7 +75,7 @@ def test_distances_match_reference(n, d, k, dtype):
     expected = naive.sqdist(X, C)
     scale = expected.max()
     close(K.squared_distances(Xs, C), expected, dtype, scale)
-    labels, mind, inertia = K.hard_assign(Xs, C, w)
+    labels, mind, inertia = K.hard_assign(Xs, C, w, True)
     close(mind, expected.min(axis=1), dtype, scale)
     close(inertia, w @ expected.min(axis=1), dtype, scale * n)
     D = np.sort(expected, axis=1)
@@ -116,7 +116,7 @@ def test_passes_of_a_fit_match_reference(n, d, k, dtype):
     close(N, N_ref, dtype, n)
     close(U, U_ref, dtype, float(np.abs(U_ref).max()) + 1.0)
     cells = np.ones(k, dtype=bool)
-    labels = K.hard_assign(Xs, C, w)[0]
+    labels = K.hard_assign(Xs, C, w, True)[0]
     N, U = K.scatter_apply(Xs, C, w, 0.0, K.HARD, chosen, cells, V, labels)
     N_ref, U_ref = naive.scatter_apply(X, C, 0.0, "hard", chosen, cells, V, w)
     close(N, N_ref, dtype, n)

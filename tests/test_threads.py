@@ -24,7 +24,7 @@ SCRIPT = textwrap.dedent(
                 N, S, F = fk.sufficient_statistics(X, C, sigma, assignment, sample_weight=w)
                 h.update(N.tobytes()); h.update(S.tobytes()); h.update(np.float64(F).tobytes())
                 h.update(fk.responsibilities(X, C, sigma, assignment).tobytes())
-        labels, mind, inertia = K.hard_assign(X, C, w)
+        labels, mind, inertia = K.hard_assign(X, C, w, True)
         h.update(labels.tobytes()); h.update(mind.tobytes())
         h.update(np.float64(inertia).tobytes())
         h.update(fk.squared_distances(X, C).tobytes())

@@ -8,7 +8,7 @@ dispatcher, over a block of rows, that every kernel shares.
 import numpy as np
 from numba import njit, prange
 
-from .chunks import BLOCK_ROWS, block_rows, chunk_bounds, n_chunks
+from .chunks import block_rows, chunk_bounds, n_chunks
 from .entmax import entmax15_block
 from .layout import (
     centers_for,
@@ -59,7 +59,7 @@ def row_argmin(e):
 
 
 @njit(cache=True)
-def soft_buffers(k, rows=BLOCK_ROWS):
+def soft_buffers(k, rows):
     """Per-chunk work arrays of :func:`assign_block` for ``rows`` rows:
     ``(E, R, work, emin, arg, F)``, float64 (``arg`` int64)."""
     return (
@@ -150,10 +150,11 @@ def one_hot(e, emin, scale, limit):
 
 
 @njit(cache=True, parallel=True)
-def hard_assign(X, C, w, with_mind=True):
+def hard_assign(X, C, w, with_mind):
     """Labels (int32, as scikit-learn's; ties to the lowest index), each row's
     minimum squared distance (X's dtype; an empty array when ``with_mind`` is
-    False, which saves its memory) and the weighted inertia
+    False, which saves its memory; always given: a default would compile a
+    second specialization) and the weighted inertia
     ``sum_i w_i min_k D_ik`` (float64).
 
     ``w`` of length 0 means unit weights.

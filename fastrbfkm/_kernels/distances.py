@@ -29,7 +29,7 @@ def row_sqdist(A, i, B, j):
 
 
 @njit(cache=True)
-def prepare_centers(C, shift=True):
+def prepare_centers(C, shift):
     """Return ``(mu, Ct, cnorm)``: the centers' mean, the shifted centers
     transposed to ``(d, k)`` and their squared norms, all in C's dtype.
     Without ``shift``, ``mu`` is zero and the centers are as given."""

@@ -43,7 +43,7 @@ def center_scatter(X, C, w, sigma, mode, chosen):
         start, stop = chunk_bounds(n, chunks, c)
         xbuf, D = distance_buffers(X, k)
         diff = np.empty(d)
-        E, R, work, emin, arg, F = soft_buffers(k)
+        E, R, work, emin, arg, F = soft_buffers(k, step)
         for b in range(start, stop, step):
             e = min(stop, b + step)
             sqdist_rows(X, b, e, mu, Ct, cnorm, xbuf, D)

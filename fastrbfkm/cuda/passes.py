@@ -81,7 +81,7 @@ class Centers:
     :func:`~fastrbfkm._kernels.distances.prepare_centers`."""
 
     def __init__(self, C: np.ndarray, ws: Workspace):
-        mu, Ct, cnorm = prepare_centers(C)
+        mu, Ct, cnorm = prepare_centers(C, True)
         self.k = C.shape[0]
         self.C = ws.upload("C", C)
         self.mu = ws.upload("mu", mu)
