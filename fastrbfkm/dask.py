@@ -183,7 +183,7 @@ def _tree(name: str, parts: list):
 
 
 def _labels_task(X, C, check):
-    return _on_kernels(K.hard_assign, _chunk(X, check), C, _UNIT)[0]
+    return _on_kernels(K.hard_assign, _chunk(X, check), C, _UNIT, False)[0]
 
 
 def _proba_task(X, C, sigma, mode):
