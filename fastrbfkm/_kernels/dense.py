@@ -113,3 +113,47 @@ def seed_rows(X, index):
 def to_seed(X, i, norms, T, tnorm, r):
     """``||X[i] - T[r]||^2`` in float64, summed from the differences."""
     return row_sqdist(X, i, T, r)
+
+
+#: Padding of a row of :func:`seed_distances`'s transposed block (float64
+#: entries): rows a power of two apart (256 rows: 2 KiB) put the loads of
+#: ``xt`` at the same 4 KiB offsets as the stores to ``out``, false
+#: store-to-load dependencies that took about twice the time.
+SEED_PAD = 8
+
+
+@njit(cache=True)
+def seed_buffers(X, trials):
+    """Per-chunk work arrays of :func:`seed_distances`: ``(xt, out)``, the
+    block transposed ``(d, block_rows(d) + SEED_PAD)`` and the distances
+    ``(trials, block_rows(d))``, float64."""
+    rows = block_rows(X.shape[1])
+    return np.empty((X.shape[1], rows + SEED_PAD)), np.empty((trials, rows))
+
+
+@njit(cache=True)
+def seed_distances(X, start, stop, norms, T, tnorm, r0, r1, xt, out):
+    """:func:`to_seed` of rows ``start:stop`` (at most ``block_rows(d)``)
+    to the candidates ``T[r0:r1]``, into ``out[:r1-r0, :stop-start]``.
+
+    The same float64 operations in the same order as :func:`to_seed` (so
+    the same bits), but with the block transposed into ``xt`` so that every
+    step runs across the rows in SIMD lanes (summed over t a row at a time,
+    the sum is a chain in strict floating point that does not vectorize).
+    The features go outermost so that a row of ``xt`` is read from L1 for
+    all the candidates. ``xt``, ``out`` from :func:`seed_buffers`.
+    """
+    d = X.shape[1]
+    m = stop - start
+    for i in range(m):
+        for t in range(d):
+            xt[t, i] = X[start + i, t]
+    for r in range(r1 - r0):
+        for i in range(m):
+            out[r, i] = 0.0
+    for t in range(d):
+        for r in range(r1 - r0):
+            c = np.float64(T[r0 + r, t])
+            for i in range(m):
+                diff = xt[t, i] - c
+                out[r, i] += diff * diff

@@ -10,7 +10,13 @@ import numpy as np
 from numba import njit, prange
 
 from .chunks import chunk_bounds, n_chunks
-from .layout import dims, row_norms, seed_rows, to_seed
+from .layout import dims, row_norms, rows_per_block, seed_buffers, seed_distances, seed_rows
+
+#: Up to this many distances of the rows to a step's candidates (n times
+#: trials, float64: 64 MiB), they are kept from the trials to update each
+#: row's closest distance with the winner's; beyond, the winner's distances
+#: are computed again (a pass of 1 / trials more work).
+KEEP_ENTRIES = 1 << 23
 
 
 @njit(cache=True)
@@ -25,6 +31,19 @@ def _cumulative_weights(w, out, unit):
     for i in range(out.shape[0]):
         acc += 1.0 if unit else w[i]
         out[i] = acc
+
+
+@njit(cache=True)
+def _closest_to(X, start, stop, norms, T, tnorm, r, closest, replace):
+    """Rows ``start:stop``'s ``closest`` lowered to their distance to the
+    candidate ``T[r]`` (set to it with ``replace``), a block at a time."""
+    block = rows_per_block(X)
+    xt, D = seed_buffers(X, 1)
+    for lo in range(start, stop, block):
+        hi = min(stop, lo + block)
+        seed_distances(X, lo, hi, norms, T, tnorm, r, r + 1, xt, D)
+        for i in range(hi - lo):
+            closest[lo + i] = D[0, i] if replace else min(closest[lo + i], D[0, i])
 
 
 @njit(cache=True, parallel=True)
@@ -43,20 +62,28 @@ def kmeans_plusplus(X, w, seeds, first, last, uniforms, closest):
 
     The candidates of a step are copied out first (:func:`~.layout.seed_rows`,
     dense), so that a CSR row's distance to one is a gather over its
-    nonzeros (:func:`~.layout.to_seed`).
+    nonzeros (:func:`~.layout.to_seed`). A block of rows' distances to them
+    are one step (:func:`~.layout.seed_distances`: for dense rows, summed
+    across the rows in SIMD lanes), with the bits of one row at a time; each
+    trial's potential is still summed row by row in the fixed chunk order.
+    Up to :data:`KEEP_ENTRIES`, the distances are kept for the winner's update.
     """
     n = dims(X)[0]
     trials = uniforms.shape[1]
     chunks = n_chunks(n, trials)
     unit = w.shape[0] == 0
-    cumulative = np.empty(n)  # with closest: two float64 vectors of n in all
+    cumulative = np.empty(n)  # with closest: two float64 vectors of n, and the kept distances
     norms = row_norms(X)
+    block = rows_per_block(X)
     if first == 0:
         _cumulative_weights(w, cumulative, unit)
         seeds[0] = _pick(cumulative, uniforms[0, 0] * cumulative[-1])
         T, tnorm = seed_rows(X, seeds[:1])
-        for i in prange(n):
-            closest[i] = to_seed(X, i, norms, T, tnorm, 0)
+        for b in prange(chunks):
+            start, stop = chunk_bounds(n, chunks, b)
+            _closest_to(X, start, stop, norms, T, tnorm, 0, closest, True)
+    keep = n * trials <= KEEP_ENTRIES
+    kept = np.empty((trials, n if keep else 0))
     candidates = np.empty(trials, dtype=np.int64)
     partial = np.zeros((chunks, trials))
     for c in range(max(first, 1), last):
@@ -70,12 +97,24 @@ def kmeans_plusplus(X, w, seeds, first, last, uniforms, closest):
         T, tnorm = seed_rows(X, candidates)
         for b in prange(chunks):
             start, stop = chunk_bounds(n, chunks, b)
+            xt, D = seed_buffers(X, trials)
+            sums = np.zeros(trials)
+            for lo in range(start, stop, block):
+                hi = min(stop, lo + block)
+                seed_distances(X, lo, hi, norms, T, tnorm, 0, trials, xt, D)
+                for i in range(hi - lo):
+                    # each trial's sum over the rows in order, as a row at a time
+                    ci = closest[lo + i]
+                    wi = 1.0 if unit else w[lo + i]
+                    for t in range(trials):
+                        best_d = min(ci, D[t, i])
+                        sums[t] += best_d if unit else wi * best_d
+                if keep:
+                    for t in range(trials):
+                        for i in range(hi - lo):
+                            kept[t, lo + i] = D[t, i]
             for t in range(trials):
-                acc = 0.0
-                for i in range(start, stop):
-                    best_d = min(closest[i], to_seed(X, i, norms, T, tnorm, t))
-                    acc += best_d if unit else w[i] * best_d
-                partial[b, t] = acc
+                partial[b, t] = sums[t]
         best = 0
         best_pot = np.inf
         for t in range(trials):
@@ -86,5 +125,10 @@ def kmeans_plusplus(X, w, seeds, first, last, uniforms, closest):
                 best_pot = pot
                 best = t
         seeds[c] = candidates[best]
-        for i in prange(n):
-            closest[i] = min(closest[i], to_seed(X, i, norms, T, tnorm, best))
+        if keep:
+            for i in prange(n):
+                closest[i] = min(closest[i], kept[best, i])
+        else:
+            for b in prange(chunks):
+                start, stop = chunk_bounds(n, chunks, b)
+                _closest_to(X, start, stop, norms, T, tnorm, best, closest, False)

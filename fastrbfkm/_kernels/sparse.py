@@ -215,6 +215,21 @@ def to_seed(X, i, norms, T, tnorm, r):
 
 
 @njit(cache=True)
+def seed_buffers(X, trials):
+    """``(xt, out)``: no copy of the rows, ``(trials, BLOCK_ROWS)`` distances."""
+    return np.empty((X.n_cols, 0)), np.empty((trials, BLOCK_ROWS))
+
+
+@njit(cache=True)
+def seed_distances(X, start, stop, norms, T, tnorm, r0, r1, xt, out):
+    """:func:`to_seed` of rows ``start:stop`` to the candidates ``T[r0:r1]``
+    into ``out[:r1-r0, :stop-start]``, row by row (``xt`` unused)."""
+    for r in range(r1 - r0):
+        for i in range(stop - start):
+            out[r, i] = to_seed(X, start + i, norms, T, tnorm, r0 + r)
+
+
+@njit(cache=True)
 def distance_buffers(X, k):
     """``(xbuf, D)``: no copy of the rows, a ``(BLOCK_ROWS, k)`` block."""
     return (
