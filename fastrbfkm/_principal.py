@@ -43,10 +43,12 @@ def dense_eigenpairs(N: np.ndarray, A: np.ndarray) -> tuple[np.ndarray, np.ndarr
     m, d = A.shape[:2]
     values = np.zeros(m)
     axes = np.zeros((m, d))
-    for g in range(m):
-        if N[g] > 0:
-            lam, vectors = np.linalg.eigh(A[g] / N[g])
-            values[g], axes[g] = max(lam[-1], 0.0), vectors[:, -1]
+    alive = np.flatnonzero(N > 0)
+    if alive.size:
+        # one call over the stack: LAPACK per matrix, as one call each
+        lam, vectors = np.linalg.eigh(A[alive] / N[alive, None, None])
+        values[alive] = np.maximum(lam[:, -1], 0.0)
+        axes[alive] = vectors[:, :, -1]
     return values, axes
 
 
