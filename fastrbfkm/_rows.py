@@ -234,6 +234,13 @@ def label_counts(labels: np.ndarray, k: int, block: int = 1 << 20) -> np.ndarray
     return counts
 
 
+def _cell_inertia_block(X, w, offset, C):
+    """Per center, the weighted inertia of the rows nearest to it (``(k,)``)."""
+    labels, mind, _ = K.hard_assign(X, C, w, True)
+    dist = mind.astype(np.float64)
+    return np.bincount(labels, dist * w if w.size else dist, minlength=C.shape[0])
+
+
 def _identity(partial):
     return partial
 
@@ -260,6 +267,7 @@ PASSES: dict[str, Pass] = {
     "removal_costs": Pass(_costs_block, _sum_combine),
     "farthest": Pass(_farthest_block, _top_combine, _drop_last, rows_per_block=1 << 16),
     "inertia": Pass(_inertia_block, _sum_combine, rows_per_block=1 << 16),
+    "cell_inertia": Pass(_cell_inertia_block, _sum_combine, rows_per_block=1 << 16),
     "oversample": Pass(_oversample_block, _concat_combine, rows_per_block=1 << 16),
     "draw": Pass(_draw_block, _top_combine, _drop_last, rows_per_block=1 << 16),
 }
@@ -277,6 +285,44 @@ class Farthest:
     rows: np.ndarray
     weights: np.ndarray
     labels: np.ndarray
+
+
+@dataclass
+class Bounds:
+    """What pruned hard passes (:meth:`InMemoryRows.pruned_stats`) carry from
+    one Lloyd iteration to the next: every row's label and a lower bound on
+    its distance to every other center (12 bytes a row), valid for
+    ``centers`` (float64; None before the first pass)."""
+
+    labels: np.ndarray
+    lower: np.ndarray
+    centers: np.ndarray | None = None
+
+
+#: Pruned hard passes from this many centers on (fewer: every distance is
+#: cheap, and most rows fail their bound anyway).
+PRUNE_MIN_CLUSTERS = 16
+#: Terms, beyond d, in the rounding error bound of an expanded squared distance.
+ROUNDING_TERMS = 8
+
+
+def center_moves(C: np.ndarray, previous: np.ndarray) -> np.ndarray:
+    """How far every center moved, as an upper bound of the true distance."""
+    return np.sqrt(((C - previous) ** 2).sum(axis=1)) * (1.0 + 1e-12)
+
+
+def half_gaps(C: np.ndarray) -> np.ndarray:
+    """Half the distance from each center to its nearest other center, as a
+    lower bound of the true distance (``inf`` for k = 1)."""
+    k = C.shape[0]
+    if k == 1:
+        return np.full(1, np.inf)
+    P = C - C.mean(axis=0)
+    norms = (P * P).sum(axis=1)
+    G = norms[:, None] + norms[None, :] - 2.0 * (P @ P.T)
+    G -= 1e-12 * (norms[:, None] + norms[None, :]) + 1e-300
+    np.fill_diagonal(G, np.inf)
+    return 0.5 * np.sqrt(np.maximum(G.min(axis=1), 0.0))
 
 
 def fold(name: str, blocks: Iterable[tuple[int, np.ndarray]], w: np.ndarray, *args):
@@ -335,6 +381,15 @@ class Rows(ABC):
         """``(N, S, summary)`` of :func:`fastrbfkm._kernels.block_stats` (N and
         S zeros when ``with_stats`` is False, which skips their accumulation)."""
 
+    def new_bounds(self, k: int) -> Bounds | None:
+        """The state of pruned hard passes with ``k`` centers, where this
+        source runs them and they pay (None: every hard pass is full)."""
+        return None
+
+    def hard_stats(self, C: np.ndarray, bounds: Bounds | None):
+        """The hard :meth:`stats` at C; pruned by ``bounds`` (updated) when given."""
+        return self.stats(C, 0.0, K.HARD)
+
     @abstractmethod
     def scatter(self, C: np.ndarray, sigma: float, mode: int):
         """``(N, A)`` of :func:`fastrbfkm._kernels.center_scatter` for every center."""
@@ -373,6 +428,11 @@ class Rows(ABC):
     @abstractmethod
     def inertia(self, C: np.ndarray) -> tuple[float, np.ndarray]:
         """Weighted hard inertia and the number of rows per nearest center."""
+
+    def cell_inertia(self, C: np.ndarray) -> np.ndarray | None:
+        """Per center, the weighted inertia of its Voronoi cell (``(k,)``);
+        None where the source does not run this pass."""
+        return None
 
     @abstractmethod
     def oversample(self, C: np.ndarray, rate: float, key: int) -> tuple[np.ndarray, np.ndarray]:
@@ -517,6 +577,9 @@ class BlockRows(Rows):
         inertia, counts = self.reduce("inertia", C)
         return float(inertia), counts
 
+    def cell_inertia(self, C: np.ndarray) -> np.ndarray:
+        return self.reduce("cell_inertia", C)
+
     def oversample(self, C: np.ndarray, rate: float, key: int) -> tuple[np.ndarray, np.ndarray]:
         _, rows, weights = self.reduce("oversample", C, rate, key)
         return rows, weights
@@ -549,6 +612,31 @@ class InMemoryRows(BlockRows):
 
     def cell_labels(self, C: np.ndarray) -> np.ndarray:
         return self.labels(C)
+
+    def new_bounds(self, k: int) -> Bounds | None:
+        if k < PRUNE_MIN_CLUSTERS or self.d * k <= K.DIRECT_MAX:
+            return None
+        return Bounds(np.zeros(self.n, dtype=np.int32), np.zeros(self.n))
+
+    def hard_stats(self, C: np.ndarray, bounds: Bounds | None):
+        if bounds is None:
+            return super().hard_stats(C, bounds)
+        return self.pruned_stats(C, bounds)[:3]
+
+    def pruned_stats(self, C: np.ndarray, bounds: Bounds):
+        """The hard :meth:`stats` at C by a pass that skips the centers a row
+        cannot be nearest to (:func:`fastrbfkm._kernels.pruned_hard_stats`),
+        and the number of row-center distances it formed:
+        ``(N, S, summary, evaluated)``. ``bounds`` is updated to C."""
+        C64 = C.astype(np.float64)
+        first = bounds.centers is None
+        shift = np.zeros(C.shape[0]) if first else center_moves(C64, bounds.centers)
+        rounding = (self.d + ROUNDING_TERMS) * float(np.finfo(self.dtype).eps)
+        N, S, summary, evaluated = K.pruned_hard_stats(
+            self.X, C, self.w, bounds.labels, bounds.lower, shift, half_gaps(C64), first, rounding
+        )
+        bounds.centers = C64
+        return N, S, summary, int(evaluated)
 
     def sample(self, m: int, key: int) -> InMemoryRows:
         return self if self.n <= m else super().sample(m, key)
@@ -654,6 +742,9 @@ class SparseRows(InMemoryRows):
 
     def transfers(self, C: np.ndarray, max_sweeps: int):
         return None
+
+    def new_bounds(self, k: int) -> Bounds | None:
+        return None  # the pruned pass's kernel is dense only
 
 
 def take_csr(X: K.CSR, index: np.ndarray) -> K.CSR:

@@ -38,6 +38,16 @@ SCRIPT = textwrap.dedent(
             h.update(fk.responsibilities(M, C, 0.3, assignment).tobytes())
         h.update(fk.squared_distances(M, C).tobytes())
         h.update(fk.kmeans_plusplus(M, 7, sample_weight=w, random_state=0)[1].tobytes())
+        # pruned hard passes over Lloyd iterations: labels, bounds, statistics
+        from fastrbfkm._rows import InMemoryRows
+        rows = InMemoryRows(X, w)
+        C = X[:40].copy()
+        bounds = rows.new_bounds(40)
+        for _ in range(4):
+            N, S, summary, evaluated = rows.pruned_stats(C, bounds)
+            h.update(N.tobytes()); h.update(S.tobytes()); h.update(bounds.labels.tobytes())
+            h.update(bounds.lower.tobytes()); h.update(np.int64(evaluated).tobytes())
+            C = (S / np.maximum(N, 1e-300)[:, None]).astype(dtype)
     print(numba.get_num_threads(), h.hexdigest())
     """
 )

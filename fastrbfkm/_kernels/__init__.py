@@ -8,9 +8,10 @@ import functools
 
 import numpy as np
 
-from . import assignment, entmax, scatter, seeding, softmax, sparse, transfers, update
+from . import assignment, entmax, pruned, scatter, seeding, softmax, sparse, transfers, update
 from .assignment import ENTMAX15, HARD, SOFTMAX
 from .compiling import announce_compilation
+from .distances import DIRECT_MAX
 from .forks import serial_after_fork
 from .interrupts import deferring_interrupts
 from .sparse import CSR, row_block
@@ -84,6 +85,7 @@ removal_costs = _entry(_rows_by_centers, assignment.removal_costs)
 assign_logits = _entry(_rows_by_columns, assignment.assign_logits)
 squared_distances = _entry(_rows_by_centers, assignment.squared_distances)
 block_stats = _entry(_rows_by_centers, update.block_stats)
+pruned_hard_stats = _entry(_rows_by_centers, pruned.pruned_hard_stats)
 stats_and_reconstruction = _entry(_rows_by_centers, update.stats_and_reconstruction)
 center_scatter = _entry(
     lambda X, C, w, sigma, mode, chosen: (
@@ -118,6 +120,7 @@ def transfer_sweeps(X, *args):
 
 __all__ = [
     "CSR",
+    "DIRECT_MAX",
     "ENTMAX15",
     "HARD",
     "INERTIA",
@@ -136,6 +139,7 @@ __all__ = [
     "fold_summary",
     "hard_assign",
     "kmeans_plusplus",
+    "pruned_hard_stats",
     "removal_costs",
     "responsibilities",
     "row_block",

@@ -1,0 +1,114 @@
+"""Pruned hard passes (bounds carried between Lloyd iterations) against the
+naive references and against the unpruned pass: same labels, bit-identical
+statistics, fewer distances."""
+
+import numpy as np
+import pytest
+
+from fastrbfkm import _kernels as K
+from fastrbfkm._rows import InMemoryRows, half_gaps
+from fastrbfkm.lloyd import run_lloyd
+
+from . import naive
+from .helpers import make_problem, tolerance
+
+
+def lloyd_passes(rows, C, iterations):
+    """Pruned and unpruned hard passes side by side along Lloyd iterations;
+    yields ``(C, pruned, unpruned, labels, evaluated)`` at each."""
+    bounds = rows.new_bounds(C.shape[0])
+    assert bounds is not None
+    for _ in range(iterations):
+        N, S, summary, evaluated = rows.pruned_stats(C, bounds)
+        yield C, (N, S, summary), rows.stats(C, 0.0, K.HARD), bounds.labels.copy(), evaluated
+        alive = N > 0
+        new = C.astype(np.float64)
+        new[alive] = S[alive] / N[alive, None]
+        C = new.astype(C.dtype)
+
+
+@pytest.mark.parametrize(("n", "d", "k"), [(4099, 3, 47), (3001, 17, 20), (2500, 40, 129)])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_pruned_pass_matches_naive_and_unpruned(dtype, n, d, k, weighted):
+    X, C, w = make_problem(n, d, k, dtype, seed=n)
+    w = w if weighted else np.empty(0)
+    rows = InMemoryRows(X, w)
+    for C_t, pruned, unpruned, labels, evaluated in lloyd_passes(rows, C, 8):
+        D = naive.sqdist(X, C_t)
+        best = D.min(axis=1)
+        # the nearest center (to the rounding of the distances)
+        assert np.all(D[np.arange(n), labels] <= best * (1 + tolerance(dtype)) + 1e-12)
+        np.testing.assert_array_equal(labels, rows.labels(C_t))
+        # the cells' sums, over those labels
+        R = np.zeros((n, k))
+        R[np.arange(n), labels] = w if weighted else 1.0
+        N_ref, S_ref = R.sum(axis=0), R.T @ X.astype(np.float64)
+        np.testing.assert_allclose(pruned[0], N_ref, rtol=1e-12)
+        np.testing.assert_allclose(pruned[1], S_ref, rtol=tolerance(dtype), atol=1e-8)
+        # bit-identical to the unpruned pass
+        np.testing.assert_array_equal(pruned[0], unpruned[0])
+        np.testing.assert_array_equal(pruned[1], unpruned[1])
+        inertia = naive.inertia(X, C_t, w if weighted else None)
+        np.testing.assert_allclose(pruned[2][K.INERTIA], inertia, rtol=tolerance(dtype))
+        assert n <= evaluated <= n * (k + 1)
+
+
+def test_pruned_passes_skip_most_distances_on_clustered_data(dtype):
+    from fastrbfkm.datasets import make_blobs
+
+    X = make_blobs(8000, centers=100, n_features=16, random_state=0, dtype=dtype)[0]
+    rows = InMemoryRows(X, np.empty(0))
+    C = X[np.random.default_rng(0).choice(len(X), 50, replace=False)]
+    shares = [ev / (len(X) * 50) for *_, ev in lloyd_passes(rows, C, 14)]
+    assert shares[0] == 1.0  # the first pass forms every distance
+    assert max(shares[-4:]) < 0.1  # once converged: the own center only
+
+
+def test_pruned_pass_ties_go_to_the_lowest_index_and_empty_cells(dtype):
+    X, C, _ = make_problem(2000, 5, 30, dtype, seed=1)
+    C[7] = C[3]  # duplicate centers: every tie to index 3
+    C[20] = 1e3  # a center no row is near: an empty cell
+    rows = InMemoryRows(X, np.empty(0))
+    for t, (C_t, pruned, unpruned, labels, _) in enumerate(lloyd_passes(rows, C, 5)):
+        np.testing.assert_array_equal(labels, rows.labels(C_t))
+        np.testing.assert_array_equal(pruned[1], unpruned[1])
+        if t == 0:
+            assert np.any(labels == 3) and not np.any(labels == 7)
+        assert pruned[0][20] == 0
+
+
+def test_half_gaps_are_lower_bounds():
+    rng = np.random.default_rng(0)
+    C = rng.normal(size=(50, 7)) * 1e3 + 1e6
+    D = np.sqrt(naive.sqdist(C, C))
+    np.fill_diagonal(D, np.inf)
+    gaps = half_gaps(C)
+    assert np.all(gaps <= D.min(axis=1) / 2)
+    np.testing.assert_allclose(gaps, D.min(axis=1) / 2, rtol=1e-6)
+    assert half_gaps(C[:1])[0] == np.inf
+
+
+def test_lloyd_with_and_without_pruning_is_bit_identical(dtype, monkeypatch):
+    import fastrbfkm._rows as R
+
+    X, C, w = make_problem(6000, 8, 64, dtype, seed=5)
+    rows = InMemoryRows(X, w)
+    pruned = run_lloyd(rows, C, 50, 0.0)
+    monkeypatch.setattr(R, "PRUNE_MIN_CLUSTERS", 10**9)
+    assert rows.new_bounds(64) is None
+    full = run_lloyd(rows, C, 50, 0.0)
+    np.testing.assert_array_equal(pruned.centers, full.centers)
+    assert pruned.n_iter == full.n_iter and pruned.inertia == full.inertia
+
+
+def test_sources_without_pruning_say_so():
+    from scipy import sparse
+
+    from fastrbfkm._rows import SparseRows
+
+    M = sparse.random(100, 30, density=0.2, format="csr", random_state=0)
+    csr = K.CSR(M.data, M.indices.astype(np.int32), M.indptr.astype(np.int64), 30)
+    rows = SparseRows(csr, np.empty(0))
+    assert rows.new_bounds(64) is None
+    X, _, _ = make_problem(100, 2, 8)
+    assert InMemoryRows(X, np.empty(0)).new_bounds(8) is None  # few centers: no pruning
