@@ -311,6 +311,25 @@ def center_moves(C: np.ndarray, previous: np.ndarray) -> np.ndarray:
     return np.sqrt(((C - previous) ** 2).sum(axis=1)) * (1.0 + 1e-12)
 
 
+#: Centers whose shift is above this many times the shift of the
+#: ``k / MOVERS_SHARE``-th farthest-moved are movers (at most that many) in
+#: a pruned pass: its bounds ignore them and every row's distances to them
+#: are formed instead.
+MOVER_RATIO = 4.0
+MOVERS_SHARE = 16
+
+
+def movers(shift: np.ndarray) -> np.ndarray:
+    """The centers that moved far from where the others did (a swap move's),
+    for :func:`fastrbfkm._kernels.pruned_hard_stats`: int64 indices."""
+    cap = shift.size // MOVERS_SHARE
+    if cap == 0:
+        return np.empty(0, dtype=np.int64)
+    order = np.argsort(-shift, kind="stable")
+    far = shift[order[:cap]] > MOVER_RATIO * shift[order[cap]]
+    return np.sort(order[:cap][far]).astype(np.int64)
+
+
 def half_gaps(C: np.ndarray) -> np.ndarray:
     """Half the distance from each center to its nearest other center, as a
     lower bound of the true distance (``inf`` for k = 1)."""
@@ -633,7 +652,16 @@ class InMemoryRows(BlockRows):
         shift = np.zeros(C.shape[0]) if first else center_moves(C64, bounds.centers)
         rounding = (self.d + ROUNDING_TERMS) * float(np.finfo(self.dtype).eps)
         N, S, summary, evaluated = K.pruned_hard_stats(
-            self.X, C, self.w, bounds.labels, bounds.lower, shift, half_gaps(C64), first, rounding
+            self.X,
+            C,
+            self.w,
+            bounds.labels,
+            bounds.lower,
+            shift,
+            half_gaps(C64),
+            movers(shift),
+            first,
+            rounding,
         )
         bounds.centers = C64
         return N, S, summary, int(evaluated)

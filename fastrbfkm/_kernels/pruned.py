@@ -70,15 +70,41 @@ def _gathered_nearest(X, rows, m, mu, Cs, cnorm, xbuf, flat, best, second, arg):
         for r in range(m):
             s = norms[r] + cj - 2.0 * DT[j, r]
             DT[j, r] = s if s > 0.0 else 0.0
+    for j in range(k):
+        for r in range(m):
             s = np.float64(DT[j, r])
             closer = s < best[r]
-            second[r] = min(second[r], max(best[r], s))
             best[r] = s if closer else best[r]
             arg[r] = j if closer else arg[r]
+    for j in range(k):
+        for r in range(m):
+            s = np.float64(DT[j, r]) if j != arg[r] else np.inf
+            second[r] = s if s < second[r] else second[r]
+
+
+@njit(cache=True)
+def _nearest_mover(X, i, MT, movers, own_center, out):
+    """The smallest squared distance (float64, from the differences) of row
+    i to the centers ``MT`` (transposed, ``(d, m)``, float64: the movers)
+    other than ``own_center``; ``inf`` when there is none. Summed across
+    the movers in SIMD lanes (``out`` is a work array of length m)."""
+    m = MT.shape[1]
+    for j in range(m):
+        out[j] = 0.0
+    for t in range(X.shape[1]):
+        x = np.float64(X[i, t])
+        for j in range(m):
+            diff = x - MT[t, j]
+            out[j] += diff * diff
+    nearest = np.inf
+    for j in range(m):
+        if movers[j] != own_center and out[j] < nearest:
+            nearest = out[j]
+    return nearest
 
 
 @njit(cache=True, parallel=True)
-def pruned_hard_stats(X, C, w, labels, lower, shift, half_gap, first, rounding):
+def pruned_hard_stats(X, C, w, labels, lower, shift, half_gap, movers, first, rounding):
     """One hard pass with bounds: ``(N, S, summary, evaluated)``.
 
     ``labels`` (int32) and ``lower`` (float64), of length n, are the state
@@ -88,10 +114,13 @@ def pruned_hard_stats(X, C, w, labels, lower, shift, half_gap, first, rounding):
     distance from each center to its nearest other center (both lower
     bounds are what they say: true distances, float64), and ``rounding``
     the relative rounding error of X's dtype times the number of terms of a
-    distance. ``N``, ``S`` and ``summary`` are those of
-    :func:`~.update.block_stats` at ``sigma = 0`` (the inertia summed from
-    the distances to the winners in float64); ``evaluated`` counts the
-    row-center distances formed.
+    distance. ``movers`` (int64) are centers that moved far (a swap move):
+    the bounds are loosened by the other centers' shifts only, and every
+    row's distances to the movers are formed instead (a few centers, in
+    SIMD lanes), so that a few long moves do not void every bound. ``N``,
+    ``S`` and ``summary`` are those of :func:`~.update.block_stats` at
+    ``sigma = 0`` (the inertia summed from the distances to the winners in
+    float64); ``evaluated`` counts the row-center distances formed.
     """
     n, d = X.shape
     k = C.shape[0]
@@ -100,16 +129,24 @@ def pruned_hard_stats(X, C, w, labels, lower, shift, half_gap, first, rounding):
     cmax = 0.0
     for j in range(k):
         cmax = max(cmax, np.float64(cnorm[j]))
-    # The largest shift, and the largest of the others' (for the row whose
-    # own center moved most).
+    # The largest shift of a center that is not a mover, and the largest of
+    # the others' (for the row whose own center moved most).
+    still = shift.copy()
+    for j in movers:
+        still[j] = 0.0
     top = 0
     for j in range(k):
-        if shift[j] > shift[top]:
+        if still[j] > still[top]:
             top = j
     runner = 0.0
     for j in range(k):
         if j != top:
-            runner = max(runner, shift[j])
+            runner = max(runner, still[j])
+    nm = movers.shape[0]
+    MT = np.empty((d, nm))
+    for j in range(nm):
+        for t in range(d):
+            MT[t, j] = C64[movers[j], t]
     chunks = n_chunks(n, k * (d + 1))
     N_part = np.zeros((chunks, k))
     S_part = np.zeros((chunks, k, d))
@@ -127,6 +164,7 @@ def pruned_hard_stats(X, C, w, labels, lower, shift, half_gap, first, rounding):
         rows = np.empty(step, dtype=np.int64)
         mind = np.empty(step)
         slack = np.empty(step)
+        near = np.empty(nm)
         N = N_part[c]
         S = S_part[c]
         acc = sum_part[c]
@@ -147,7 +185,10 @@ def pruned_hard_stats(X, C, w, labels, lower, shift, half_gap, first, rounding):
                 err = rounding * (norm + cmax)
                 mind[i - b] = own
                 slack[i - b] = err
-                loose = lower[i] - (runner if a == top else shift[top])
+                loose = lower[i] - (runner if a == top else still[top])
+                if nm:
+                    loose = min(loose, np.sqrt(_nearest_mover(X, i, MT, movers, a, near)))
+                    evaluated += nm
                 lower[i] = loose
                 bound = max(loose, half_gap[a])
                 if not (bound > 0.0 and own + 2.0 * err < bound * bound):
