@@ -37,9 +37,22 @@ LANCZOS_RTOL = 1e-6
 BASIS_BUDGET = 1 << 25
 
 
+def signed(axes: np.ndarray) -> np.ndarray:
+    """Unit axes ``(m, d)`` with a sign that does not depend on rounding: the
+    entry of largest magnitude (the first of equals) made positive, in place.
+
+    An eigenvector's sign is arbitrary, and the last bits of the matrix decide
+    which one LAPACK or Lanczos returns: a split along it would otherwise go
+    one way on dense rows and the other on the same rows as CSR."""
+    if axes.size:
+        lead = np.take_along_axis(axes, np.abs(axes).argmax(axis=1)[:, None], axis=1)
+        axes *= np.where(lead < 0, -1.0, 1.0)
+    return axes
+
+
 def dense_eigenpairs(N: np.ndarray, A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(values, axes)``: the largest eigenvalue of ``A[g] / N[g]`` (at
-    least 0) and its unit eigenvector; zeros where ``N[g] = 0``."""
+    least 0) and its unit eigenvector (:func:`signed`); zeros where ``N[g] = 0``."""
     m, d = A.shape[:2]
     values = np.zeros(m)
     axes = np.zeros((m, d))
@@ -49,7 +62,7 @@ def dense_eigenpairs(N: np.ndarray, A: np.ndarray) -> tuple[np.ndarray, np.ndarr
         lam, vectors = np.linalg.eigh(A[alive] / N[alive, None, None])
         values[alive] = np.maximum(lam[:, -1], 0.0)
         axes[alive] = vectors[:, :, -1]
-    return values, axes
+    return values, signed(axes)
 
 
 def lanczos_eigenpairs(
@@ -82,7 +95,7 @@ def lanczos_eigenpairs(
     for first in range(0, m, group):
         index = np.arange(first, min(m, first + group))
         N[index], values[index], axes[index] = _lanczos_group(apply, index, start, steps)
-    return N, values, axes
+    return N, values, signed(axes)
 
 
 def _lanczos_group(apply, index, start, steps):

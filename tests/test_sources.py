@@ -25,6 +25,9 @@ PASSES = {
     "removal_costs": lambda rows, C: rows.removal_costs(C),
     "farthest": lambda rows, C: tuple(vars(rows.farthest(C, 3)).values()),
     "inertia": lambda rows, C: rows.inertia(C),
+    "cell_inertia": lambda rows, C: rows.cell_inertia(C),
+    "new_bounds": lambda rows, C: rows.new_bounds(64),
+    "hard_stats": lambda rows, C: rows.hard_stats(C, rows.new_bounds(k)),
     "oversample": lambda rows, C: rows.oversample(C, 0.05, 11),
     "draw": lambda rows, C: rows.draw(5, 11),
     "draw_weighted": lambda rows, C: rows.draw_weighted(5, 11),
@@ -43,8 +46,13 @@ PASSES = {
 
 #: Sources that hold data only: they refuse to read it as logits.
 REFUSES = {"streamed": {"assign_logits"}, "dask": {"assign_logits"}}
-#: Sources whose rows are not in memory in order: no sequential transfers.
-SKIPS = {"streamed": {"transfers"}, "dask": {"transfers"}, "device": {"transfers"}}
+#: Sources whose rows are not in memory in order: no sequential transfers, no
+#: pruned hard passes (their bounds are per row); the device gives no cells' inertia.
+SKIPS = {
+    "streamed": {"transfers", "new_bounds"},
+    "dask": {"transfers", "new_bounds"},
+    "device": {"transfers", "new_bounds", "cell_inertia"},
+}
 #: Sources in chunks: a mini-batch is one chunk (checked below), not drawn rows.
 CHUNKED = {"dask": {"batch"}}
 
