@@ -369,6 +369,49 @@ def test_swaps_fix_a_misallocated_lloyd_fixed_point():
     np.testing.assert_array_equal(again.centers, better.centers)
 
 
+def test_swaps_with_many_clusters_move_many_centers_a_round_within_a_bounded_cost():
+    from fastrbfkm._rows import InMemoryRows
+    from fastrbfkm.datasets import make_blobs as blobs
+    from fastrbfkm.lloyd import (
+        MANY_CLUSTERS,
+        _apart_regions,
+        improve_by_swaps,
+        improve_by_transfers,
+        run_lloyd,
+    )
+
+    k = MANY_CLUSTERS
+    X = blobs(12_000, centers=4 * k, n_features=4, random_state=0)[0]
+    rows = InMemoryRows(X, np.empty(0))
+    start = run_lloyd(rows, X[np.random.default_rng(0).choice(len(X), k, replace=False)], 300, 0.0)
+    runs = []
+
+    def counted(*args):
+        runs.append(args)
+        return run_lloyd(*args)
+
+    import fastrbfkm.lloyd as lloyd
+
+    lloyd.run_lloyd, original = counted, lloyd.run_lloyd
+    try:
+        better = improve_by_swaps(rows, start, 300, 0.0)
+    finally:
+        lloyd.run_lloyd = original
+    assert better.inertia < 0.99 * start.inertia  # the search earns its keep
+    # at most log2(k) rounds of two Lloyd runs (and the last round's singles)
+    assert len(runs) <= 2 * int(np.ceil(np.log2(k))) + 8
+    np.testing.assert_allclose(better.inertia, rows.inertia(better.centers)[0], rtol=1e-12)
+    # the moves of a round are far apart: their regions never share a center
+    C = start.centers
+    regions = _apart_regions(C, rows.removal_costs(C)[::-1].copy(), rows.removal_costs(C), 4)
+    assert len(regions) == 4
+    seen = np.concatenate([region for _, region in regions])
+    assert np.unique(seen).size == seen.size
+    assert all(r in region and s in region for (r, s), region in regions)
+    # the row-by-row transfers are skipped with many centers
+    assert improve_by_transfers(rows, better, 10) is better
+
+
 def test_large_fits_anneal_a_sample_then_finish_on_every_row():
     X, _ = make_blobs(24_000, centers=6, cluster_std=1.5, random_state=4)
     full = RBFKMeans(6, anneal_size=None, random_state=0).fit(X)

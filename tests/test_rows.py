@@ -112,6 +112,19 @@ def test_inertia_combine(unit):
 
 
 @pytest.mark.parametrize("unit", [True, False])
+def test_cell_inertia_combine_and_match_naive(unit):
+    from . import naive
+
+    X, C, w = make_problem(333, 3, 5)
+    w = np.empty(0) if unit else w
+    cells = split_pass("cell_inertia", X, w, BOUNDS, C)
+    D = naive.sqdist(X, C)
+    ref = np.bincount(D.argmin(axis=1), (1.0 if unit else w) * D.min(axis=1), minlength=5)
+    np.testing.assert_allclose(cells, ref, rtol=1e-10)
+    np.testing.assert_allclose(InMemoryRows(X, w).cell_inertia(C), ref, rtol=1e-10)
+
+
+@pytest.mark.parametrize("unit", [True, False])
 def test_random_draws_do_not_depend_on_the_blocks(unit):
     X, C, w = make_problem(333, 3, 5)
     w = np.empty(0) if unit else w
