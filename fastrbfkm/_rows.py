@@ -619,6 +619,7 @@ class InMemoryRows(BlockRows):
         self.n, self.d = X.shape
         self.dtype = X.dtype
         self.weight = float(w.sum()) if w.size else float(self.n)
+        self._bounds: dict[int, Bounds] = {}  # of pruned passes, by k
 
     def reduce(self, name: str, *args):
         size = PASSES[name].rows_per_block or self.n
@@ -633,9 +634,16 @@ class InMemoryRows(BlockRows):
         return self.labels(C)
 
     def new_bounds(self, k: int) -> Bounds | None:
+        """The bounds of the last pruned pass with ``k`` centers over these
+        rows (new ones the first time). They hold for any centers (a pass
+        measures the shifts from the centers they were made at), so a Lloyd
+        run that starts near the last one's centers (a swap search's trials)
+        needs no full first pass; the labels do not depend on them."""
         if k < PRUNE_MIN_CLUSTERS or self.d * k <= K.DIRECT_MAX:
             return None
-        return Bounds(np.zeros(self.n, dtype=np.int32), np.zeros(self.n))
+        if k not in self._bounds:
+            self._bounds[k] = Bounds(np.zeros(self.n, dtype=np.int32), np.zeros(self.n))
+        return self._bounds[k]
 
     def hard_stats(self, C: np.ndarray, bounds: Bounds | None):
         if bounds is None:
@@ -645,13 +653,13 @@ class InMemoryRows(BlockRows):
     def pruned_stats(self, C: np.ndarray, bounds: Bounds):
         """The hard :meth:`stats` at C by a pass that skips the centers a row
         cannot be nearest to (:func:`fastrbfkm._kernels.pruned_hard_stats`),
-        and the number of row-center distances it formed:
-        ``(N, S, summary, evaluated)``. ``bounds`` is updated to C."""
+        each cell's inertia and the number of row-center distances it formed:
+        ``(N, S, summary, cells, evaluated)``. ``bounds`` is updated to C."""
         C64 = C.astype(np.float64)
         first = bounds.centers is None
         shift = np.zeros(C.shape[0]) if first else center_moves(C64, bounds.centers)
         rounding = (self.d + ROUNDING_TERMS) * float(np.finfo(self.dtype).eps)
-        N, S, summary, evaluated = K.pruned_hard_stats(
+        N, S, summary, cells, evaluated = K.pruned_hard_stats(
             self.X,
             C,
             self.w,
@@ -664,7 +672,13 @@ class InMemoryRows(BlockRows):
             rounding,
         )
         bounds.centers = C64
-        return N, S, summary, int(evaluated)
+        return N, S, summary, cells, int(evaluated)
+
+    def cell_inertia(self, C: np.ndarray) -> np.ndarray:
+        bounds = self.new_bounds(C.shape[0])
+        if bounds is None:
+            return super().cell_inertia(C)
+        return self.pruned_stats(C, bounds)[3]
 
     def sample(self, m: int, key: int) -> InMemoryRows:
         return self if self.n <= m else super().sample(m, key)

@@ -19,8 +19,10 @@ def lloyd_passes(rows, C, iterations):
     bounds = rows.new_bounds(C.shape[0])
     assert bounds is not None
     for _ in range(iterations):
-        N, S, summary, evaluated = rows.pruned_stats(C, bounds)
-        yield C, (N, S, summary), rows.stats(C, 0.0, K.HARD), bounds.labels.copy(), evaluated
+        N, S, summary, cells, evaluated = rows.pruned_stats(C, bounds)
+        want = np.bincount(bounds.labels, minlength=len(N))  # every row counted once
+        assert want.sum() == rows.n
+        yield C, (N, S, summary, cells), rows.stats(C, 0.0, K.HARD), bounds.labels.copy(), evaluated
         alive = N > 0
         new = C.astype(np.float64)
         new[alive] = S[alive] / N[alive, None]
@@ -50,6 +52,9 @@ def test_pruned_pass_matches_naive_and_unpruned(dtype, n, d, k, weighted):
         np.testing.assert_array_equal(pruned[1], unpruned[1])
         inertia = naive.inertia(X, C_t, w if weighted else None)
         np.testing.assert_allclose(pruned[2][K.INERTIA], inertia, rtol=tolerance(dtype))
+        D_own = D[np.arange(n), labels] * (w if weighted else 1.0)
+        cells = np.bincount(labels, D_own, minlength=k)
+        np.testing.assert_allclose(pruned[3], cells, rtol=tolerance(dtype), atol=1e-9)
         assert n <= evaluated <= n * (k + 1)
 
 
@@ -75,6 +80,27 @@ def test_pruned_pass_ties_go_to_the_lowest_index_and_empty_cells(dtype):
         if t == 0:
             assert np.any(labels == 3) and not np.any(labels == 7)
         assert pruned[0][20] == 0
+
+
+def test_bounds_carry_over_between_lloyd_runs(dtype):
+    from fastrbfkm.datasets import make_blobs
+
+    X = make_blobs(6000, centers=200, n_features=8, random_state=1, dtype=dtype)[0]
+    rows = InMemoryRows(X, np.empty(0))
+    C = X[np.random.default_rng(1).choice(len(X), 50, replace=False)]
+    first = run_lloyd(rows, C, 100, 0.0)
+    bounds = rows.new_bounds(50)
+    assert bounds is rows.new_bounds(50) and bounds.centers is not None
+    moved = first.centers.copy()
+    moved[:2] = first.centers[2:4] + 0.01  # a swap move: two centers jump
+    evaluated = rows.pruned_stats(moved, bounds)[-1]
+    assert evaluated < 0.25 * len(X) * 50  # no full first pass
+    np.testing.assert_array_equal(bounds.labels, rows.labels(moved))
+    # a run started from the carried bounds ends where a fresh source's does
+    again = run_lloyd(rows, moved, 100, 0.0)
+    fresh = run_lloyd(InMemoryRows(X, np.empty(0)), moved, 100, 0.0)
+    np.testing.assert_array_equal(again.centers, fresh.centers)
+    np.testing.assert_allclose(rows.cell_inertia(again.centers).sum(), again.inertia, rtol=1e-6)
 
 
 def test_half_gaps_are_lower_bounds():

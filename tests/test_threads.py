@@ -44,8 +44,9 @@ SCRIPT = textwrap.dedent(
         C = X[:40].copy()
         bounds = rows.new_bounds(40)
         for _ in range(4):
-            N, S, summary, evaluated = rows.pruned_stats(C, bounds)
+            N, S, summary, cells, evaluated = rows.pruned_stats(C, bounds)
             h.update(N.tobytes()); h.update(S.tobytes()); h.update(bounds.labels.tobytes())
+            h.update(cells.tobytes())
             h.update(bounds.lower.tobytes()); h.update(np.int64(evaluated).tobytes())
             C = (S / np.maximum(N, 1e-300)[:, None]).astype(dtype)
     print(numba.get_num_threads(), h.hexdigest())

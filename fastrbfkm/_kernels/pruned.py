@@ -105,7 +105,7 @@ def _nearest_mover(X, i, MT, movers, own_center, out):
 
 @njit(cache=True, parallel=True)
 def pruned_hard_stats(X, C, w, labels, lower, shift, half_gap, movers, first, rounding):
-    """One hard pass with bounds: ``(N, S, summary, evaluated)``.
+    """One hard pass with bounds: ``(N, S, summary, cells, evaluated)``.
 
     ``labels`` (int32) and ``lower`` (float64), of length n, are the state
     of the previous pass, updated in place; with ``first`` they are ignored
@@ -120,7 +120,8 @@ def pruned_hard_stats(X, C, w, labels, lower, shift, half_gap, movers, first, ro
     SIMD lanes), so that a few long moves do not void every bound. ``N``,
     ``S`` and ``summary`` are those of :func:`~.update.block_stats` at
     ``sigma = 0`` (the inertia summed from the distances to the winners in
-    float64); ``evaluated`` counts the row-center distances formed.
+    float64); ``cells`` (k,) the weighted inertia of each center's cell, the
+    same sums; ``evaluated`` counts the row-center distances formed.
     """
     n, d = X.shape
     k = C.shape[0]
@@ -151,6 +152,7 @@ def pruned_hard_stats(X, C, w, labels, lower, shift, half_gap, movers, first, ro
     N_part = np.zeros((chunks, k))
     S_part = np.zeros((chunks, k, d))
     sum_part = np.zeros((chunks, N_SUMMARY))
+    cell_part = np.zeros((chunks, k))
     counted = np.zeros(chunks, dtype=np.int64)
     step = rows_per_block(X)
     for c in prange(chunks):
@@ -211,6 +213,7 @@ def pruned_hard_stats(X, C, w, labels, lower, shift, half_gap, movers, first, ro
                 acc[OBJECTIVE] += wi * mind[i - b]
                 acc[INERTIA] += wi * mind[i - b]
                 acc[SUPPORT] += wi
+                cell_part[c, a] += wi * mind[i - b]
                 N[a] += wi
                 add_row(X, i, S, a, wi)
         acc[SUPPORT_MAX] = 1.0 if stop > start else 0.0
@@ -218,10 +221,12 @@ def pruned_hard_stats(X, C, w, labels, lower, shift, half_gap, movers, first, ro
     N_tot = np.zeros(k)
     S_tot = np.zeros((k, d))
     summary = np.zeros(N_SUMMARY)
+    cells = np.zeros(k)
     evaluated = 0
     for c in range(chunks):
         N_tot += N_part[c]
         S_tot += S_part[c]
+        cells += cell_part[c]
         fold_summary(summary, sum_part[c])
         evaluated += counted[c]
-    return N_tot, S_tot, summary, evaluated
+    return N_tot, S_tot, summary, cells, evaluated
