@@ -104,6 +104,10 @@ MIN_ROUND_GAIN = 2e-3
 #: Moves of one round conflict when a center of one is among the nearest
 #: this many centers of a center of the other.
 NEIGHBOURS = 4
+#: One move a round: at most this many rounds more than log2(k). On the
+#: problems of bench/fit_suite.py and bench/quality.py --sweep the search
+#: never kept more than 2 moves.
+ONE_MOVE_ROUNDS = 2
 #: Free centers r, cheapest first, tried for each cell s when moves are
 #: made many at once.
 PARTNERS = 16
@@ -123,10 +127,11 @@ def improve_by_swaps(
     ``candidates`` moves with the best expected net gain are tried in turn,
     those expected to lose too (the gain is a Gaussian model's; real cells
     are often better split than that), and the first that lowers the
-    inertia is kept; the search ends when none does (after at most k kept
-    moves). Each trial costs only hard passes. On wide data the principal
-    variances and axes are rough (a few Lanczos steps: lower bounds), enough
-    to rank and place the moves that Lloyd's algorithm then tries. ``n_iter``
+    inertia is kept; the search ends when none does, or after
+    ``log2(k) + ONE_MOVE_ROUNDS`` rounds. Each trial costs only hard
+    passes. On wide data the principal variances and axes are rough (a few
+    Lanczos steps: lower bounds), enough to rank and place the moves that
+    Lloyd's algorithm then tries. ``n_iter``
     of the result counts every Lloyd iteration, the rejected trials' included.
 
     With many centers (``MANY_CLUSTERS`` or more) one move at a time would
@@ -141,8 +146,8 @@ def improve_by_swaps(
     k = start.centers.shape[0]
     n_iter = start.n_iter
     batch = k // BATCH_CELLS if k >= MANY_CLUSTERS else 1
-    rounds = int(np.ceil(np.log2(k))) if batch > 1 else k
-    for _ in range(rounds if k > 1 else 0):
+    rounds = int(np.ceil(np.log2(k))) if k > 1 else 0
+    for _ in range(rounds if batch > 1 else rounds + ONE_MOVE_ROUNDS):
         C = best.centers
         costs = rows.removal_costs(C)
         N, spread, axes = rows.principal(C, 0.0, K.HARD, rough=True)
