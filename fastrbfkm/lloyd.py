@@ -192,14 +192,13 @@ def _moved(C, moves, spread, axes, dtype) -> np.ndarray:
 def _moves_at_once(rows, best, gain, cost, most, spread, axes, max_iter, tol):
     """Many moves in one round: ``(result, iterations)`` or None.
 
-    The best-ranked moves (the split ``gain`` of cell s less the removal
-    ``cost`` of center r) whose regions (their two centers and those centers' :data:`NEIGHBOURS`
-    nearest) are disjoint, up to ``most``, are made together and Lloyd's
-    algorithm runs once; a move is kept where the inertia of its region's
-    cells went down. Those regions take their centers from that run, the
-    others keep theirs, and Lloyd's algorithm runs again from there. None
-    when the source cannot give each cell's inertia, when fewer than two
-    moves are apart; ``best`` itself when no region gained.
+    Up to ``most`` moves whose regions are disjoint (:func:`_apart_regions`)
+    are made together and Lloyd's algorithm runs once; a move is kept where
+    the inertia of its region's cells went down. Those regions take their
+    centers from that run, the others keep theirs, and Lloyd's algorithm
+    runs again from there. None when the source cannot give each cell's
+    inertia or fewer than two moves are apart; ``best`` itself when no
+    region gained.
     """
     C = best.centers
     before = rows.cell_inertia(C)
@@ -240,7 +239,7 @@ def _apart_regions(C: np.ndarray, gain: np.ndarray, cost: np.ndarray, most: int)
         if taken[near[s]].any():
             continue
         for r in cheap[~taken[cheap]][:PARTNERS]:
-            region = np.concatenate([near[r], near[s]])
+            region = np.concatenate([[r, s], near[r], near[s]])
             if r != s and not taken[region].any():
                 taken[region] = True
                 chosen.append(((int(r), int(s)), np.unique(region)))
