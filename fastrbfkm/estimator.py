@@ -37,6 +37,16 @@ PERTURBATION = 1e-3
 #: Most soft steps at a temperature once every center is active, in an
 #: annealing that refine finishes (see ``anneal_steps``).
 TAIL_STEPS = 10
+#: ``anneal_size="auto"``: ``ANNEAL_ROWS_PER_CENTER`` rows a center, at
+#: least ``ANNEAL_ROWS_MIN`` and at most ``ANNEAL_ROWS_MAX``. The cap keeps
+#: a soft pass's cost linear in k; with many centers the polish on the
+#: sample (cheap Lloyd runs and swap rounds) and Lloyd and the swaps on
+#: every row then find a lower inertia than annealing every row did (100000
+#: x 32 blobs, k = 1024: 0.988 of KMeans(n_init=1)'s inertia in 11.8 s
+#: against 0.992 in 16.0 s).
+ANNEAL_ROWS_PER_CENTER = 200
+ANNEAL_ROWS_MIN = 20_000
+ANNEAL_ROWS_MAX = 50_000
 
 
 class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, BaseEstimator):
@@ -103,7 +113,10 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
         polished (Lloyd, swap moves, single-row transfers), and Lloyd and the
         swap moves on every row finish; with fewer, every row with its own
         weight (a dask array, a streamed file or GPU data are then copied to
-        memory for it). "auto" is ``max(20000, 200 * n_clusters)``. None
+        memory for it). "auto" is ``200 * n_clusters`` rows, at least 20000
+        and at most 50000 (with many clusters the polish on the sample and
+        then on every row costs less, and finds lower optima, than annealing
+        every row). None
         anneals every row where it lives; the single-row transfers, which
         visit the rows one at a time, then run only on numpy input.
     tol : float, default=1e-4
@@ -462,7 +475,7 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
 
     def _anneal_rows(self, k: int) -> int | None:
         if self.anneal_size == "auto":
-            return max(20000, 200 * k)
+            return min(max(ANNEAL_ROWS_MIN, ANNEAL_ROWS_PER_CENTER * k), ANNEAL_ROWS_MAX)
         return None if self.anneal_size is None else int(self.anneal_size)
 
     # -------------------------------------------------------------- progress
