@@ -199,6 +199,7 @@ def check_centers(C, X, name: str = "C") -> np.ndarray:
 
 def check_real(value, name: str) -> float:
     """A real scalar (Python or NumPy number, or 0-d array; not bool or str)."""
+    refuse_tensor_with_grad(value, name)
     arr = np.asarray(value) if not isinstance(value, (str, bytes)) else None
     if arr is None or arr.ndim != 0 or arr.dtype.kind not in "iuf":
         raise TypeError(f"{name} must be a real number; got {type(value).__name__}.")
@@ -260,3 +261,48 @@ def check_lr(lr) -> float | None:
     if not np.isfinite(lr) or lr <= 0:
         raise ValueError(f"lr must be None or a finite number > 0; got {lr!r}.")
     return lr
+
+
+#: The largest integer parameter a fit takes (counts and iterations go to
+#: the kernels as int64).
+LARGEST_INTEGER = int(np.iinfo(np.int64).max)
+
+
+def check_integer_params(estimator) -> None:
+    """The integer parameters of a scikit-learn style ``estimator`` (those
+    whose declared constraints admit integers): not booleans (``True`` is an
+    int in Python, never a count a user means; scikit-learn's KMeans refuses
+    it too), and at most :data:`LARGEST_INTEGER`. Run after the declared
+    constraints are checked."""
+    import numbers
+
+    from sklearn.utils._param_validation import Interval
+
+    for name, constraints in estimator._parameter_constraints.items():
+        integral = any(isinstance(c, Interval) and c.type is numbers.Integral for c in constraints)
+        value = getattr(estimator, name)
+        if not integral or not isinstance(value, (bool, np.bool_, numbers.Integral)):
+            continue
+        if isinstance(value, (bool, np.bool_)):
+            raise TypeError(f"{name} must be an integer, not a boolean; got {value!r}.")
+        if value > LARGEST_INTEGER:
+            raise ValueError(f"{name} must be at most {LARGEST_INTEGER} (int64); got {value!r}.")
+
+
+def check_generator(random_state, name: str = "random_state") -> np.random.Generator:
+    """``numpy.random.default_rng(random_state)`` (None, an int >= 0, a
+    sequence of them, a SeedSequence, BitGenerator or Generator), with a
+    TypeError or ValueError that names the argument when it is none of those."""
+    if isinstance(random_state, (bool, np.bool_)):
+        raise TypeError(f"{name} must be None, an int or a numpy Generator; got {random_state!r}.")
+    try:
+        return np.random.default_rng(random_state)
+    except TypeError as error:
+        raise TypeError(
+            f"{name} must be None, an int or a numpy Generator; got "
+            f"{type(random_state).__name__} ({error})."
+        ) from None
+    except ValueError as error:
+        raise ValueError(
+            f"{name} must be a non-negative int seed; got {random_state!r} ({error})."
+        ) from None

@@ -28,6 +28,7 @@ from ._validation import (
     ASSIGNMENTS,
     as_float_array,
     check_assignment,
+    check_generator,
     check_real,
 )
 
@@ -554,7 +555,7 @@ def anneal(
     perturbation = check_real(perturbation, "perturbation")
     if not (np.isfinite(perturbation) and perturbation >= 0):
         raise ValueError(f"perturbation must be finite and >= 0; got {perturbation!r}.")
-    rng = np.random.default_rng(random_state)
+    rng = check_generator(random_state)
     scale2 = float(rows.moments().variance.sum()) / rows.d
     settings = AnnealSettings(int(max_iter), tol * scale2, scale2, perturbation, stop_when_hard)
     return run_anneal(rows, C0, sig, mode, settings, rng)

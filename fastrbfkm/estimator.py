@@ -23,7 +23,7 @@ from . import _kernels as K
 from ._backend import open_rows
 from ._rows import InMemoryRows, Rows
 from ._threads import one_blas_thread
-from ._validation import ASSIGNMENTS, as_float_array
+from ._validation import ASSIGNMENTS, as_float_array, check_integer_params
 from .annealing import (
     AnnealSettings,
     critical_from_variance,
@@ -267,6 +267,7 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
         """Check the parameters that do not depend on the data: the declared
         constraints, then finiteness and the order of the temperatures."""
         self._validate_params()
+        check_integer_params(self)
         for name in ("sigma", "sigma_min", "tol"):
             value = getattr(self, name)
             if not isinstance(value, (str, type(None))) and not np.isfinite(value):
@@ -300,10 +301,18 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
         returned), checked against the data."""
         k = int(self.n_clusters)
         init = as_float_array(init, "init", dtype=rows.dtype, coordinates=True)
-        if init.shape != (k, rows.d):
+        # scikit-learn's KMeans words these errors so; its users search for them
+        if init.ndim != 2 or init.shape[0] != k:
             raise ValueError(
-                f"init must have shape (n_clusters, n_features) = ({k}, {rows.d}); "
-                f"got {init.shape}."
+                f"The shape of the initial centers {init.shape} does not match the number "
+                f"of clusters {k}: init must have shape (n_clusters, n_features) = "
+                f"({k}, {rows.d})."
+            )
+        if init.shape[1] != rows.d:
+            raise ValueError(
+                f"The shape of the initial centers {init.shape} does not match the number "
+                f"of features of the data {rows.d}: init must have shape (n_clusters, "
+                f"n_features) = ({k}, {rows.d})."
             )
         return init
 
@@ -342,7 +351,7 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
             tol = float(rows.moments(weighted=False).variance.sum()) / d * self.tol
         given = not isinstance(self.init, str) and not callable(self.init)
         if isinstance(self.n_init, str):  # "auto", as scikit-learn
-            n_init = 10 if callable(self.init) or self.init == "random" else 1
+            n_init = 10 if callable(self.init) or (not given and self.init == "random") else 1
         else:
             n_init = int(self.n_init)
         if given and n_init != 1:

@@ -18,7 +18,7 @@ from typing import Protocol
 import numpy as np
 
 from . import _kernels as K
-from ._validation import as_csr, as_float_array, check_sample_weight, is_sparse
+from ._validation import as_csr, as_float_array, check_generator, check_sample_weight, is_sparse
 
 __all__ = ["kmeans_parallel", "kmeans_plusplus", "scalable_initial_centers", "seed_indices"]
 
@@ -164,5 +164,5 @@ def kmeans_plusplus(
         raise TypeError(f"n_clusters must be a positive integer; got {n_clusters!r}.")
     if not 1 <= n_clusters <= X.shape[0]:
         raise ValueError(f"n_clusters must be in [1, n_samples={X.shape[0]}]; got {n_clusters}.")
-    idx = seed_indices(X, int(n_clusters), w, np.random.default_rng(random_state))
+    idx = seed_indices(X, int(n_clusters), w, check_generator(random_state))
     return K.take_rows(X, idx), idx

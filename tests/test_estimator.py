@@ -263,6 +263,47 @@ def test_parameters_of_the_wrong_type_raise_type_error(params):
         RBFKMeans(3, **params).fit(X)
 
 
+@pytest.mark.parametrize(
+    "name", ["n_clusters", "n_init", "max_iter", "anneal_steps", "anneal_size"]
+)
+def test_booleans_are_not_counts(name):
+    """``True`` is an int in Python: it fitted as one cluster (or one run,
+    or one iteration) without a word; scikit-learn's KMeans refuses it."""
+    X, _ = make_blobs(60, centers=3, n_features=2, random_state=4)
+    with pytest.raises(TypeError, match=f"{name} must be an integer, not a boolean"):
+        RBFKMeans(**{"n_clusters": 3, name: True}).fit(X)
+
+
+@pytest.mark.parametrize("name", ["max_iter", "n_init", "n_clusters"])
+def test_integers_beyond_int64_are_refused_by_name(name):
+    """``max_iter=10**30`` failed inside numba (non-precise type pyobject)."""
+    X, _ = make_blobs(60, centers=3, n_features=2, random_state=4)
+    with pytest.raises(ValueError, match=f"{name} must be at most"):
+        RBFKMeans(**{"n_clusters": 3, name: 10**30}).fit(X)
+
+
+def test_an_init_array_with_n_init_auto_is_one_run():
+    """``init=<array>, n_init="auto"`` compared the array with "random"."""
+    X, _ = make_blobs(90, centers=3, n_features=2, random_state=4)
+    init = X[:3].copy()
+    km = RBFKMeans(3, init=init, n_init="auto", assignment="hard").fit(X)
+    ref = RBFKMeans(3, init=init, n_init=1, assignment="hard").fit(X)
+    np.testing.assert_array_equal(km.cluster_centers_, ref.cluster_centers_)
+
+
+def test_init_shape_errors_read_as_scikit_learns():
+    X, _ = make_blobs(60, centers=3, n_features=2, random_state=4)
+    clusters = r"The shape of the initial centers \(2, 2\) does not match the number of clusters 3"
+    with pytest.raises(ValueError, match=clusters):
+        RBFKMeans(3, init=np.zeros((2, 2))).fit(X)
+    features = (
+        r"The shape of the initial centers \(3, 5\) does not match the number of features "
+        r"of the data 2"
+    )
+    with pytest.raises(ValueError, match=features):
+        RBFKMeans(3, init=np.zeros((3, 5))).fit(X)
+
+
 def test_bad_data_and_unfitted_use():
     km = RBFKMeans(2)
     with pytest.raises(NotFittedError):
