@@ -388,6 +388,11 @@ class Rows(ABC):
         """A small host result where the data came from (here: itself)."""
         return array
 
+    def largest_magnitude(self) -> float | None:
+        """The largest absolute value in X where the source holds it on the
+        host (one pass over the values; None elsewhere)."""
+        return None
+
     # The passes of a fit: small results, float64 on the host.
 
     @abstractmethod
@@ -691,6 +696,9 @@ class InMemoryRows(BlockRows):
         """The data as a user's ``init`` callable takes it (the array)."""
         return self.X
 
+    def largest_magnitude(self) -> float:
+        return float(np.abs(self.X).max(initial=0.0))
+
     def transfers(self, C: np.ndarray, max_sweeps: int):
         labels = K.hard_assign(self.X, C, self.w, False)[0]
         centers, _, sweeps, _ = K.transfer_sweeps(self.X, self.w, labels, C.shape[0], max_sweeps)
@@ -742,6 +750,9 @@ class SparseRows(InMemoryRows):
 
         X = self.X
         return csr_matrix((X.data, X.indices, X.indptr), shape=X.shape, copy=False)
+
+    def largest_magnitude(self) -> float:
+        return float(np.abs(self.X.data).max(initial=0.0))
 
     def _dense_blocks(self):
         """``(offset, block)`` of the rows densified, in blocks of at most

@@ -25,7 +25,14 @@ from . import _kernels as K
 from ._backend import open_rows, shape_of
 from ._rows import Rows
 from ._threads import one_blas_thread
-from ._validation import as_float_array, check_assignment, check_lr, check_sigma
+from ._validation import (
+    as_float_array,
+    check_assignment,
+    check_lr,
+    check_sigma,
+    check_value_range,
+    smallest_magnitude,
+)
 
 __all__ = [
     "entmax15",
@@ -69,7 +76,14 @@ def squared_distances(X, C, backend: str = "auto") -> np.ndarray:
 def _open(X, C, sample_weight, backend) -> tuple[Rows, np.ndarray]:
     """X and its weights as a rows source (the one door), and C checked against it."""
     rows = open_rows(X, sample_weight, backend, centers=C)
-    return rows, rows.check_centers(C)
+    C = rows.check_centers(C)
+    # Data and centers all below the square root of the smallest normal
+    # number: every squared distance underflows, as the fits refuse.
+    if float(np.abs(C).max(initial=0.0)) < smallest_magnitude(rows.dtype):
+        largest = rows.largest_magnitude()
+        if largest is not None:
+            check_value_range(-largest, largest, "X", rows.dtype, C, True, fitting=True)
+    return rows, C
 
 
 def _assign_logits(Z, mode: int, backend) -> np.ndarray:
@@ -132,6 +146,16 @@ def _backward(R, G) -> tuple[np.ndarray, np.ndarray, tuple[int, ...]]:
         raise ValueError(f"G must have the shape of R {shape}; got {G2.shape}.")
     if R2.min() < 0 or not np.all(R2.sum(axis=1) > 0):
         raise ValueError("R must be non-negative with a positive sum in every row.")
+    # The Jacobians are those of the maps onto the simplex, at their output.
+    eps = float(np.finfo(R2.dtype).eps)
+    tol = max(np.sqrt(eps), 16.0 * R2.shape[1] * eps)
+    off = np.abs(R2.sum(axis=1, dtype=np.float64) - 1.0)
+    if not np.all(off <= tol):
+        i = int(np.argmax(~(off <= tol)))
+        raise ValueError(
+            f"R must be a distribution in every row (the output of softmax or entmax15: "
+            f"non-negative, summing to 1); row {i} sums to {R2[i].sum(dtype=np.float64)!r}."
+        )
     return R2, G2.reshape(R2.shape), shape
 
 

@@ -151,6 +151,55 @@ def test_bad_backward_input(f):
         f(R, np.full((2, 3), np.nan))
 
 
+@pytest.mark.parametrize("f", [fk.softmax_backward, fk.entmax15_backward])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_backward_refuses_rows_that_are_not_distributions(f, dtype):
+    """They gave -inf or a Jacobian of no map; the output of softmax or
+    entmax15 passes, rounding and all."""
+    G = np.ones((2, 3), dtype=dtype)
+    with pytest.raises(ValueError, match=r"R must be a distribution in every row.*row 1 sums to"):
+        f(np.array([[0.2, 0.3, 0.5], [2.0, 3.0, 5.0]], dtype=dtype), G)
+    with pytest.raises(ValueError, match="R must be non-negative with a positive sum"):
+        f(np.array([[0.2, 0.3, 0.5], [0.0, 0.0, 0.0]], dtype=dtype), G)
+    Z = np.random.default_rng(0).normal(size=(7, 5)).astype(dtype) * 30
+    R = (fk.softmax if f is fk.softmax_backward else fk.entmax15)(Z)
+    assert np.isfinite(f(R, np.ones_like(R))).all()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name", ["squared_distances", "step", "objective", "responsibilities"])
+def test_tiny_magnitudes_are_refused_by_the_functional_api(dtype, name):
+    """Around 1e-160 every squared distance underflows: squared_distances
+    returned zeros and step was off by 113%. The fits refuse such data; so
+    does the functional API now, with the exact rescaling to use."""
+    Xt = (np.random.default_rng(0).normal(size=(20, 3)) * 1e-160).astype(np.float64)
+    if dtype == np.float32:
+        Xt = (Xt * 1e140).astype(np.float32)  # ~1e-20: squares below float32's tiny
+    Ct = Xt[:2].copy()
+    with pytest.raises(ValueError, match=r"X has values only up to .*multiply it by 2\.0\*\*"):
+        DATA_FUNCTIONS[name](Xt, Ct)
+    # rescaled by the power of two the message names, the answer is exact
+    scale = 2.0 ** -int(np.floor(np.log2(np.abs(Xt).max())))
+    D = fk.squared_distances(Xt * scale, Ct * scale)
+    np.testing.assert_allclose(D, naive.sqdist(Xt * scale, Ct * scale), rtol=1e-5)
+    # tiny data measured against ordinary centers is measured as given
+    ordinary = np.ones((2, 3), dtype=dtype)
+    np.testing.assert_allclose(fk.squared_distances(Xt, ordinary), 3.0, rtol=1e-6)
+    # and all-zero data is exact, not refused
+    assert not fk.squared_distances(np.zeros((4, 3), dtype), np.zeros((2, 3), dtype)).any()
+
+
+def test_foreign_errors_are_named():
+    X = np.random.default_rng(0).normal(size=(30, 2))
+    for bad in ("seed", object(), 1.5, True):
+        with pytest.raises(TypeError, match="random_state must be None, an int or a numpy"):
+            fk.kmeans_plusplus(X, 3, random_state=bad)
+    with pytest.raises(ValueError, match="random_state must be a non-negative int"):
+        fk.kmeans_plusplus(X, 3, random_state=-1)
+    with pytest.raises(TypeError, match="random_state"):
+        fk.anneal(X, X[:2], [2.0, 1.0], random_state="seed")
+
+
 def test_integer_and_float16_inputs_are_converted():
     Xi = np.arange(12).reshape(6, 2)
     Ci = np.array([[0, 1], [5, 5]])
