@@ -34,10 +34,18 @@ def _mode(assignment: str) -> int:
 
 
 def _sigma(sigma) -> float:
-    if isinstance(sigma, torch.Tensor):
-        if sigma.numel() != 1:
-            raise ValueError("sigma must be a Python float or a 0-d tensor.")
-        sigma = float(sigma.detach().cpu())
+    if isinstance(sigma, (torch.Tensor, np.ndarray)):
+        # one number, as the numpy API takes it: not a 1-element vector
+        if sigma.ndim != 0:
+            raise ValueError(
+                f"sigma must be a real number or a 0-d tensor; got shape {tuple(sigma.shape)}."
+            )
+        if isinstance(sigma, torch.Tensor):
+            if sigma.is_complex() or sigma.dtype == torch.bool:
+                raise TypeError(f"sigma must be a real number; got a {sigma.dtype} tensor.")
+            sigma = sigma.detach().cpu().item()
+        else:
+            sigma = sigma[()]
     if isinstance(sigma, bool) or not isinstance(sigma, (int, float, np.floating, np.integer)):
         raise TypeError(f"sigma must be a real number; got {type(sigma).__name__}.")
     sigma = float(sigma)
@@ -289,6 +297,8 @@ def _use_torch(X: torch.Tensor, backend: str) -> bool:
         raise TypeError(f"backend must be a string; got {type(backend).__name__}.")
     if backend not in ("auto", "cpu", "cuda"):
         raise ValueError(f"backend must be 'auto', 'cpu' or 'cuda'; got {backend!r}.")
+    if not isinstance(X, torch.Tensor):
+        raise TypeError(f"X must be a torch.Tensor; got {type(X).__name__}.")
     if backend != "auto" and X.device.type != backend:
         raise ValueError(f"backend={backend!r} needs {backend.upper()} tensors; got {X.device}.")
     return X.device.type != "cpu"
@@ -320,10 +330,15 @@ class RBFKMeansLayer(nn.Module):
         self, n_clusters: int, n_features: int, sigma: float = 1.0, assignment: str = "entmax15"
     ):
         super().__init__()
+        for name, value in (("n_clusters", n_clusters), ("n_features", n_features)):
+            if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+                raise TypeError(f"{name} must be a positive integer; got {value!r}.")
+            if value < 1:
+                raise ValueError(f"{name} must be a positive integer; got {value!r}.")
         _mode(assignment)
         self.assignment = assignment
         self.sigma = _sigma(sigma)
-        self.centers = nn.Parameter(0.01 * torch.randn(n_clusters, n_features))
+        self.centers = nn.Parameter(0.01 * torch.randn(int(n_clusters), int(n_features)))
 
     def forward(self, X: torch.Tensor) -> torch.Tensor:
         """Responsibilities of the centers for the rows of X."""

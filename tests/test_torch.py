@@ -217,3 +217,41 @@ def test_sigma_zero_is_the_hard_limit_as_in_the_numpy_api(assignment, torch_ops)
     np.testing.assert_array_equal(R.detach().numpy(), fk.responsibilities(Xn, Cn, 0.0, "hard"))
     layer = fkt.RBFKMeansLayer(4, 3, sigma=0.0, assignment=assignment)
     assert layer.anneal(0.5) == 0.0
+
+
+def test_layer_and_functions_name_bad_arguments():
+    """``RBFKMeansLayer(0, 3)`` was accepted, ``(-1, 3)`` raised torch's
+    negative-dimension error, a string input an AttributeError, and a
+    one-element vector sigma passed where the numpy API refuses it."""
+    for bad, error in ((0, ValueError), (-1, ValueError), (2.5, TypeError), (True, TypeError)):
+        with pytest.raises(error, match="n_clusters must be a positive integer"):
+            fkt.RBFKMeansLayer(bad, 3)
+        with pytest.raises(error, match="n_features must be a positive integer"):
+            fkt.RBFKMeansLayer(3, bad)
+    assert fkt.RBFKMeansLayer(np.int64(2), 3).centers.shape == (2, 3)
+    C = torch.randn(2, 3)
+    with pytest.raises(TypeError, match=r"X must be a torch\.Tensor; got str"):
+        fkt.responsibilities("data", C, 1.0)
+    with pytest.raises(TypeError, match=r"X must be a torch\.Tensor"):
+        fkt.rbf_kmeans_loss([[1.0, 2.0, 3.0]], C, 1.0)
+    X = torch.randn(5, 3)
+    with pytest.raises(ValueError, match="sigma must be a real number or a 0-d tensor"):
+        fkt.responsibilities(X, C, torch.tensor([1.0]))
+    with pytest.raises(ValueError, match="sigma must be a real number or a 0-d tensor"):
+        fkt.responsibilities(X, C, np.array([1.0]))
+    with pytest.raises(TypeError, match="sigma must be a real number"):  # as the numpy API
+        fk.responsibilities(X.numpy(), C.numpy(), np.array([1.0]))
+    with pytest.raises(TypeError, match="sigma must be a real number"):
+        fkt.responsibilities(X, C, torch.tensor(True))
+    same = fkt.responsibilities(X, C, np.float64(1.0))
+    torch.testing.assert_close(same, fkt.responsibilities(X, C, np.array(1.0)))
+
+
+def test_a_sigma_that_requires_grad_is_named_by_the_numpy_api():
+    X = np.random.default_rng(0).normal(size=(10, 2))
+    sigma = torch.tensor(1.0, requires_grad=True)
+    with pytest.raises(TypeError, match="sigma is a torch tensor that requires grad"):
+        fk.responsibilities(X, X[:2], sigma)
+    np.testing.assert_array_equal(
+        fk.responsibilities(X, X[:2], sigma.detach()), fk.responsibilities(X, X[:2], 1.0)
+    )
