@@ -35,6 +35,9 @@ _PUBLIC = {
     "kmeans_plusplus": "seeding",
 }
 
+#: Submodules a user imports by name (optional dependencies: torch, dask, cuda).
+_SUBMODULES = ("cuda", "dask", "datasets", "paper", "torch")
+
 if TYPE_CHECKING:
     from .annealing import AnnealPath, anneal, critical_temperature
     from .estimator import RBFKMeans
@@ -67,7 +70,9 @@ class _Package(types.ModuleType):
         return super().__getattribute__(name)
 
     def __dir__(self) -> list[str]:
-        return sorted(set(super().__dir__()) | set(_PUBLIC))
+        """The public names and the public submodules, as ``import *`` and a
+        user's tab completion should see them (not the helpers imported here)."""
+        return sorted(set(__all__) | set(_SUBMODULES))
 
 
 sys.modules[__name__].__class__ = _Package

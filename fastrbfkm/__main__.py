@@ -1,4 +1,4 @@
-"""Command line: ``python -m fastrbfkm {demo,fit} ...``."""
+"""Command line: ``python -m fastrbfkm {demo,fit,paper} ...``."""
 
 from __future__ import annotations
 
@@ -13,6 +13,13 @@ import numpy as np
 
 if TYPE_CHECKING:
     from .estimator import RBFKMeans
+
+#: What ``python -m fastrbfkm --help`` says first.
+DESCRIPTION = (
+    "fastrbfkm: K-Means as the zero-temperature limit of an RBF network. Commands: demo "
+    "(cluster generated blobs), fit (cluster a .npy or .csv file), paper (reproduce the "
+    "paper's tables and figures); 'python -m fastrbfkm COMMAND --help' for each."
+)
 
 # scikit-learn, numba and the estimator are imported by the commands that fit,
 # not here: ``--help`` and argument errors answer without them.
@@ -34,11 +41,19 @@ def summary(km: RBFKMeans, elapsed: float) -> str:
     return "\n".join(lines)
 
 
-def load(path: str, header: bool | None = None) -> np.ndarray:
+def load(
+    path: str,
+    header: bool | None = None,
+    delimiter: str = ",",
+    columns: list[int] | None = None,
+) -> np.ndarray:
     """Read a 2-D array of numbers from ``.npy`` (memory-mapped, no pickles: a
     file larger than the working memory is streamed by the fit) or ``.csv``
-    (``header``: its first line names the columns; None: it does when one of
-    its fields is not a number). Rows and columns in errors count from 1."""
+    (``header``: its first line names the columns; None: it does when none of
+    its fields is a number; ``delimiter`` between fields; UTF-8, with or
+    without a byte-order mark). ``columns``: the columns to keep, counted
+    from 0 (None: all). Rows and columns in errors count from 1, as in the
+    file."""
     file = Path(path)
     if not file.exists():
         raise ValueError(f"{path}: no such file")
@@ -48,8 +63,11 @@ def load(path: str, header: bool | None = None) -> np.ndarray:
         except (ValueError, EOFError, OSError) as exc:  # truncated or not a .npy file
             raise ValueError(f"{path}: not a readable .npy file ({exc})") from None
         skipped = 0
+        if columns is not None and X.ndim == 2:
+            _check_columns(columns, X.shape[1], path)
+            X = np.ascontiguousarray(X[:, columns])
     elif file.suffix == ".csv":
-        X, skipped = _load_csv(file, header)
+        X, skipped = _load_csv(file, header, delimiter, columns)
     else:
         raise ValueError(f"{path}: expected a .npy or .csv file")
     if X.dtype.kind not in "biuf":  # dates, durations, records, strings, complex
@@ -60,40 +78,64 @@ def load(path: str, header: bool | None = None) -> np.ndarray:
     return X
 
 
-def _numbers(line: str) -> bool:
+def _check_columns(columns: list[int], width: int, path) -> None:
+    if max(columns) >= width:
+        raise ValueError(
+            f"{path}: --columns asks for column {max(columns) + 1}; the file has {width}"
+        )
+
+
+def _is_number(field: str) -> bool:
     try:
-        [float(field) for field in line.split(",")]
+        float(field)
     except ValueError:
         return False
     return True
 
 
-def _load_csv(file: Path, header: bool | None) -> tuple[np.ndarray, int]:
+def _load_csv(
+    file: Path, header: bool | None, delimiter: str, columns: list[int] | None
+) -> tuple[np.ndarray, int]:
     """The numbers of a CSV file and the lines skipped before them (a header)."""
-    with open(file) as f:
+    with open(file, encoding="utf-8-sig") as f:  # a byte-order mark is not data
         lines = [line for line in f]
     if not any(line.strip() for line in lines):
         raise ValueError(f"{file}: the file holds no numbers")
-    skipped = int(header if header is not None else not _numbers(lines[0]))
+    width = len(lines[0].split(delimiter))
+    if columns is not None:
+        _check_columns(columns, width, file)
+    wanted = range(width) if columns is None else columns
+    if header is None:
+        # A header names every column: a first line with numbers in some
+        # fields and text in others is data with a bad field, not names.
+        first = lines[0].rstrip("\n").split(delimiter)
+        numbers = [_is_number(first[c]) for c in wanted]
+        header = not any(numbers)
+        if not header and not all(numbers):
+            column = next(c for c in wanted if not _is_number(first[c])) + 1
+            raise ValueError(
+                f"{file}: line 1, column {column}: {first[column - 1].strip()!r} is not a "
+                "number (a header line names every column; --header to take it as one)"
+            )
+    skipped = int(header)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # numpy's own "input contained no data"
-            X = np.loadtxt(lines[skipped:], delimiter=",", ndmin=2)
+            X = np.loadtxt(
+                lines[skipped:], delimiter=delimiter, ndmin=2, usecols=columns, encoding=None
+            )
     except ValueError:  # say where, counting lines and columns from 1
-        width = len(lines[skipped].split(","))
         for number, line in enumerate(lines[skipped:], start=skipped + 1):
-            fields = line.rstrip("\n").split(",")
+            fields = line.rstrip("\n").split(delimiter)
             if line.strip() and len(fields) != width:
                 raise ValueError(
-                    f"{file}: line {number} has {len(fields)} columns, line {skipped + 1} "
-                    f"has {width}"
+                    f"{file}: line {number} has {len(fields)} columns, line 1 has {width}"
                 ) from None
-            for column, field in enumerate(fields, start=1):
-                try:
-                    float(field)
-                except ValueError:
+            for column in wanted:
+                if line.strip() and not _is_number(fields[column]):
                     raise ValueError(
-                        f"{file}: line {number}, column {column}: {field.strip()!r} is not a number"
+                        f"{file}: line {number}, column {column + 1}: "
+                        f"{fields[column].strip()!r} is not a number"
                     ) from None
         raise
     if X.size == 0:
@@ -118,19 +160,52 @@ def _check_finite(X: np.ndarray, path: str, skipped: int) -> None:
             raise ValueError(f"{path}: {where}, column {int(c) + 1} is {value}")
 
 
+#: Output formats by file name extension.
+OUTPUT_FORMATS = (".npy", ".csv")
+
+
 def writable(path: str | None, name: str) -> str | None:
-    """``path`` as given, once its folder is known to exist (checked before a
-    fit, not after it)."""
-    if path is not None and not Path(path).resolve().parent.is_dir():
+    """``path`` as given, once its folder is known to exist and its extension
+    names a format (checked before a fit, not after it)."""
+    if path is None:
+        return None
+    if Path(path).suffix not in OUTPUT_FORMATS:
+        raise ValueError(f"{name} {path}: expected a file name ending in .npy or .csv")
+    if not Path(path).resolve().parent.is_dir():
         raise ValueError(f"{name} {path}: the folder {Path(path).parent} does not exist")
     return path
 
 
 def save(path: str, array: np.ndarray) -> None:
-    """Write ``array`` in .npy format to exactly ``path`` (``np.save`` would
-    append ".npy" to any other name)."""
+    """Write ``array`` to exactly ``path``: NumPy's binary format for .npy,
+    text for .csv (integers as such, floats to their full precision)."""
+    if path.endswith(".csv"):
+        digits = 9 if array.dtype == np.float32 else 17
+        fmt = "%d" if array.dtype.kind in "iu" else f"%.{digits}g"
+        np.savetxt(path, array.reshape(array.shape[0], -1), fmt=fmt, delimiter=",")
+        return
     with open(path, "wb") as f:
         np.save(f, array)
+
+
+def parse_columns(text: str) -> list[int]:
+    """``--columns``: column numbers from 1 and ranges, as ``2,4-6``; counted
+    from 0 on return."""
+    columns: list[int] = []
+    try:
+        for part in text.split(","):
+            first, _, last = part.partition("-")
+            lo, hi = int(first), int(last or first)
+            if lo < 1 or hi < lo:
+                raise ValueError
+            columns.extend(range(lo - 1, hi))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"--columns must be column numbers from 1 and ranges, such as 2,4-6; got {text!r}"
+        ) from None
+    if len(set(columns)) != len(columns):
+        raise argparse.ArgumentTypeError(f"--columns names a column twice: {text!r}")
+    return columns
 
 
 def default_verbose(verbose: int | None, stream) -> int:
@@ -170,11 +245,14 @@ def cmd_fit(args: argparse.Namespace) -> None:
 
     writable(args.out, "--out")
     writable(args.labels, "--labels")
-    X = load(args.data, args.header)
+    X = load(args.data, args.header, args.delimiter, args.columns)
     km = RBFKMeans(
         args.k,
         assignment=args.assignment,
         sigma=args.sigma,
+        n_init=args.n_init,
+        max_iter=args.max_iter,
+        tol=args.tol,
         record_path=True,
         random_state=args.seed,
         verbose=default_verbose(args.verbose, sys.stdout),
@@ -182,7 +260,10 @@ def cmd_fit(args: argparse.Namespace) -> None:
     start = time.perf_counter()
     with config_context(working_memory=args.working_memory):
         streamed = streams(X)
-        km.fit(X)
+        try:
+            km.fit(X)
+        except (ValueError, TypeError) as exc:  # about this file's data
+            raise type(exc)(f"{args.data}: {exc}") from None
     elapsed = time.perf_counter() - start
     print(
         f"fastrbfkm fit: {X.shape[0]} points, {X.shape[1]} features, k={args.k}, "
@@ -222,10 +303,9 @@ def cmd_demo(args: argparse.Namespace) -> None:
     print(summary(km, elapsed))
     path = km.path_
     first = int(np.argmax(path.n_active > 1))
-    pair = km.sigma_critical_ * np.sqrt(2 / args.k)  # 2 sqrt(2) lambda_max: a pair of centers
     print(
-        f"first split  at sigma {path.sigmas[first]:.3g} (all {args.k} centers on the mean "
-        f"are unstable below {km.sigma_critical_:.3g}, a pair below {pair:.3g})"
+        f"first split  at temperature {path.sigmas[first]:.3g}: hotter, all {args.k} centers "
+        "sat on the data's mean; then they split off one group after another as it cooled"
     )
     truth = np.array([X[y == j].mean(axis=0) for j in range(args.k)])
     gaps = np.linalg.norm(truth[:, None] - km.cluster_centers_[None], axis=2).min(axis=1)
@@ -251,7 +331,7 @@ class OneLineParser(argparse.ArgumentParser):
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = OneLineParser(prog="python -m fastrbfkm", description=__doc__)
+    parser = OneLineParser(prog="python -m fastrbfkm", description=DESCRIPTION)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
     demo = sub.add_parser(
         "demo",
@@ -276,11 +356,31 @@ def main(argv: list[str] | None = None) -> int:
         help="the CSV file's first line names the columns (default: detected, a first line "
         "with a field that is not a number)",
     )
+    fit.add_argument(
+        "--delimiter", default=",", help="the CSV file's field separator (default ',')"
+    )
+    fit.add_argument(
+        "--columns",
+        type=parse_columns,
+        default=None,
+        help="the columns to cluster, numbered from 1, with ranges: '2-5' leaves out an id "
+        "in column 1 (default: all)",
+    )
     fit.add_argument("--k", type=int, required=True, help="number of clusters")
     fit.add_argument("--assignment", default="entmax15", choices=["entmax15", "softmax", "hard"])
     fit.add_argument("--sigma", type=parse_sigma, default="auto", help="'auto' or a temperature")
-    fit.add_argument("--out", help="write the centers to this .npy file")
-    fit.add_argument("--labels", help="write the labels to this .npy file")
+    fit.add_argument("--n-init", type=int, default=1, help="runs with different seeds (default 1)")
+    fit.add_argument(
+        "--max-iter", type=int, default=300, help="most hard Lloyd iterations (default 300)"
+    )
+    fit.add_argument(
+        "--tol",
+        type=float,
+        default=1e-4,
+        help="convergence tolerance, relative to the mean feature variance (default 1e-4)",
+    )
+    fit.add_argument("--out", help="write the centers to this file (.npy or .csv)")
+    fit.add_argument("--labels", help="write the labels to this file (.npy or .csv)")
     fit.add_argument("--seed", type=int, default=0, help="random seed")
     fit.add_argument(
         "--verbose",
@@ -304,8 +404,16 @@ def main(argv: list[str] | None = None) -> int:
         args.n, args.k = 20_000, 4
     if args.command == "demo" and (args.k < 1 or args.d < 1 or args.n < args.k):
         parser.error("--n, --k and --d must be positive, with --n at least --k")
-    if args.command == "fit" and not args.working_memory > 0:
-        parser.error("--working-memory must be a positive number of MiB")
+    if args.command == "fit":
+        if not (np.isfinite(args.working_memory) and args.working_memory > 0):
+            parser.error("--working-memory must be a finite positive number of MiB")
+        if not args.delimiter or args.delimiter in '\n\r"':
+            parser.error(f"--delimiter must be a field separator; got {args.delimiter!r}")
+        for name in ("n_init", "max_iter"):
+            if getattr(args, name) < 1:
+                parser.error(f"--{name.replace('_', '-')} must be a positive integer")
+        if not (np.isfinite(args.tol) and args.tol >= 0):
+            parser.error("--tol must be a finite number >= 0")
     try:
         {"demo": cmd_demo, "fit": cmd_fit, "paper": cmd_paper}[args.command](args)
     except (ValueError, TypeError, OSError) as exc:

@@ -157,13 +157,111 @@ def test_fit_refuses_bad_files_and_outputs_in_one_line_before_fitting(tmp_path):
         assert "inertia" not in out.stdout, args  # refused before any fit
 
 
-def test_fit_writes_exactly_the_named_outputs(tmp_path):
-    np.save(tmp_path / "X.npy", np.random.default_rng(0).normal(size=(40, 2)))
-    out = run("fit", str(tmp_path / "X.npy"), "--k", "2", "--out", str(tmp_path / "c.bin"))
-    assert out.returncode == 0, out.stderr
-    assert f"-> {tmp_path / 'c.bin'}" in out.stdout
-    assert not (tmp_path / "c.bin.npy").exists()
-    assert np.load(tmp_path / "c.bin").shape == (2, 2)
+def fit_here(capsys, *args):
+    """``python -m fastrbfkm fit ...`` in this process: (status, stdout, stderr)."""
+    from fastrbfkm.__main__ import main
+
+    try:
+        status = main(["fit", *map(str, args)])
+    except SystemExit as exc:  # argument errors
+        status = exc.code
+    out = capsys.readouterr()
+    return status, out.out, out.err
+
+
+def test_fit_writes_what_the_extension_says(tmp_path, capsys):
+    """``--labels labels.csv`` wrote a NumPy binary under a .csv name."""
+    X = np.random.default_rng(0).normal(size=(40, 2))
+    np.save(tmp_path / "X.npy", X)
+    want = RBFKMeans(2, random_state=0).fit(X)
+    c, lab = tmp_path / "c.csv", tmp_path / "l.csv"
+    status, out, err = fit_here(capsys, tmp_path / "X.npy", "--k", 2, "--out", c, "--labels", lab)
+    assert status == 0, err
+    assert f"-> {c}" in out and f"-> {lab}" in out
+    np.testing.assert_array_equal(np.loadtxt(c, delimiter=","), want.cluster_centers_)
+    np.testing.assert_array_equal(np.loadtxt(lab, dtype=np.int64), want.labels_)
+    status, _, err = fit_here(capsys, tmp_path / "X.npy", "--k", 2, "--labels", tmp_path / "l.npy")
+    assert status == 0 and np.load(tmp_path / "l.npy").dtype.kind == "i", err
+    for name in ("c.bin", "centers"):
+        status, out, err = fit_here(capsys, tmp_path / "X.npy", "--k", 2, "--out", tmp_path / name)
+        assert status == 2 and "inertia" not in out
+        assert (
+            err.strip()
+            == f"error: --out {tmp_path / name}: expected a file name ending in .npy or .csv"
+        )
+        assert not (tmp_path / name).exists()
+
+
+def test_fit_options_reach_the_estimator(tmp_path, capsys):
+    X, _ = make_blobs(300, centers=3, random_state=2)
+    np.save(tmp_path / "X.npy", X)
+    want = RBFKMeans(3, assignment="hard", n_init=3, max_iter=2, tol=0.0, random_state=0).fit(X)
+    status, out, err = fit_here(
+        capsys, tmp_path / "X.npy", "--k", 3, "--assignment", "hard",
+        "--n-init", 3, "--max-iter", 2, "--tol", 0,
+    )  # fmt: skip
+    assert status == 0, err
+    assert f"inertia      {want.inertia_:.8g}" in out
+    assert f"iterations   {want.n_iter_}\n" in out
+    for args, message in [
+        (("--n-init", 0), "--n-init must be a positive integer"),
+        (("--max-iter", 0), "--max-iter must be a positive integer"),
+        (("--tol", "nan"), "--tol must be a finite number >= 0"),
+        (("--working-memory", "inf"), "--working-memory must be a finite positive number"),
+    ]:
+        status, out, err = fit_here(capsys, tmp_path / "X.npy", "--k", 3, *args)
+        assert status == 2 and message in err and "Traceback" not in err, (args, err)
+
+
+def test_fit_reads_delimiters_columns_and_byte_order_marks(tmp_path, capsys):
+    """An id column is left out by --columns; a UTF-8 byte-order mark made the
+    header line look like data, and a text cell in the first data line made
+    it a header (the row silently dropped)."""
+    X, _ = make_blobs(60, centers=3, random_state=2)
+    want = RBFKMeans(3, random_state=0).fit(X)
+    lines = [f"p{i};{a!r};{b!r}" for i, (a, b) in enumerate(X.tolist())]
+    (tmp_path / "ids.csv").write_text("id;x;y\n" + "\n".join(lines) + "\n")
+    status, out, err = fit_here(
+        capsys, tmp_path / "ids.csv", "--k", 3, "--delimiter", ";", "--columns", "2-3"
+    )
+    assert status == 0, err
+    assert "60 points, 2 features" in out and f"inertia      {want.inertia_:.8g}" in out
+    plain = "x,y\n" + "\n".join(f"{a!r},{b!r}" for a, b in X.tolist()) + "\n"
+    (tmp_path / "bom.csv").write_bytes(b"\xef\xbb\xbf" + plain.encode())
+    status, out, err = fit_here(capsys, tmp_path / "bom.csv", "--k", 3)
+    assert status == 0 and "60 points" in out and f"inertia      {want.inertia_:.8g}" in out, err
+    (tmp_path / "mixed.csv").write_text("1.5,oops\n" + plain.split("\n", 1)[1])
+    status, out, err = fit_here(capsys, tmp_path / "mixed.csv", "--k", 3)
+    assert status == 2 and "inertia" not in out
+    assert "mixed.csv: line 1, column 2: 'oops' is not a number" in err
+    np.save(tmp_path / "X.npy", np.column_stack([np.arange(60.0), X]))
+    status, out, err = fit_here(capsys, tmp_path / "X.npy", "--k", 3, "--columns", "2,3")
+    assert status == 0 and f"inertia      {want.inertia_:.8g}" in out, err
+    for columns, message in [("4", "--columns asks for column 4; the file has 3"),
+                             ("0", "--columns must be column numbers from 1"),
+                             ("2,2", "--columns names a column twice")]:  # fmt: skip
+        status, _, err = fit_here(capsys, tmp_path / "X.npy", "--k", 3, "--columns", columns)
+        assert status == 2 and message in err, (columns, err)
+
+
+def test_data_errors_name_the_file(tmp_path, capsys):
+    np.save(tmp_path / "two.npy", np.ones((2, 2)))
+    status, _, err = fit_here(capsys, tmp_path / "two.npy", "--k", 5)
+    assert status == 2
+    assert err.strip() == f"error: {tmp_path / 'two.npy'}: n_samples=2 should be >= n_clusters=5."
+
+
+def test_help_lists_every_command_in_plain_words():
+    out = subprocess.run(
+        [sys.executable, "-m", "fastrbfkm", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
+    assert out.returncode == 0
+    assert "``" not in out.stdout
+    for command in ("demo", "fit", "paper"):
+        assert f"{command} (" in " ".join(out.stdout.split()), command
 
 
 def test_help_and_argument_errors_load_no_numba_nor_scikit_learn():
