@@ -23,7 +23,7 @@ from . import _kernels as K
 from ._backend import open_rows
 from ._rows import InMemoryRows, Rows
 from ._threads import one_blas_thread
-from ._validation import ASSIGNMENTS, as_float_array, check_integer_params
+from ._validation import ASSIGNMENTS, as_float_array, check_integer_params, check_sigma
 from .annealing import (
     AnnealSettings,
     critical_from_variance,
@@ -126,9 +126,10 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
         the labels stop changing).
     refine : bool, default=True
         Finish the soft phase with hard Lloyd iterations, swap moves and
-        single-row transfers (see ``docs/annealing.md``); ``sigma_`` is then 0
-        and ``predict_proba`` one-hot. Set it to False to keep the soft
-        solution at the last temperature.
+        single-row transfers (see ``docs/annealing.md``); ``sigma_`` is then 0,
+        and ``predict_proba`` gives the final centers' soft memberships at
+        ``soft_sigma_``. Set it to False to keep the soft solution at the
+        last temperature.
     record_path : bool, default=False
         Keep the annealing path in ``path_``.
     random_state : int, RandomState instance or None, default=None
@@ -164,6 +165,16 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
         hard Lloyd iterations.
     sigma_ : float
         Final temperature: 0 after hard iterations, else the last soft one.
+    soft_sigma_ : float or None
+        The temperature at which :meth:`predict_proba` reads soft
+        memberships: ``sigma_`` when it is positive; after hard iterations
+        (``sigma_ = 0``), twice the clusters' pooled variance per feature,
+        ``2 * inertia_ / (total weight * n_features)``, at which softmax
+        responsibilities are the posterior probabilities of an equal-weight
+        mixture of isotropic Gaussians of that variance on the final
+        centers (entmax15's are their sparse counterpart: zero for centers
+        clearly farther than the nearest). None for ``assignment="hard"``
+        and when the inertia is 0.
     sigma_critical_ : float or None
         The critical temperature the annealing started above (``sigma="auto"``).
     path_ : AnnealPath or None
@@ -394,6 +405,7 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
         self.inertia_ = best["inertia"]
         self.n_iter_ = best["n_iter"]
         self.sigma_ = best["sigma"]
+        self.soft_sigma_ = self._soft_sigma(best["inertia"], rows.weight, d)
         self.sigma_critical_ = sigma_c
         self.path_ = best["path"] if self.record_path and soft else None
         return self
@@ -482,6 +494,16 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
             "path": path,
         }
 
+    def _soft_sigma(self, inertia: float, weight: float, d: int) -> float | None:
+        """``soft_sigma_``: ``sigma_`` when positive; after hard iterations of
+        a soft fit, twice the pooled variance per feature of the clusters."""
+        if self.assignment == "hard":
+            return None
+        if self.sigma_ > 0:
+            return float(self.sigma_)
+        pooled = inertia / (weight * d)
+        return 2.0 * pooled if pooled > 0 else None
+
     def _anneal_rows(self, k: int) -> int | None:
         if self.anneal_size == "auto":
             return min(max(ANNEAL_ROWS_MIN, ANNEAL_ROWS_PER_CENTER * k), ANNEAL_ROWS_MAX)
@@ -560,24 +582,43 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
         return rows.labels(self._centers_like(rows))
 
     @one_blas_thread
-    def predict_proba(self, X) -> np.ndarray:
-        """Responsibilities at the final temperature.
+    def predict_proba(self, X, sigma: float | None = None) -> np.ndarray:
+        """Soft memberships: the fitted assignment's responsibilities of the
+        final centers at a temperature.
 
         Parameters
         ----------
         X : array-like or scipy.sparse matrix of shape (n_samples, n_features)
             New data.
+        sigma : float >= 0 or None, default=None
+            The temperature, in units of squared distance. None:
+            ``soft_sigma_`` (``sigma_`` for a fit that ends soft; a default
+            fit ends hard, and gives soft memberships there without
+            refitting); one-hot rows when it is None (``assignment="hard"``).
+            0 gives one-hot rows. A hard fit takes no positive sigma: it has
+            no soft assignment.
 
         Returns
         -------
         R : ndarray of shape (n_samples, n_clusters)
-            Rows summing to 1: the fitted assignment at ``sigma_``, one-hot
-            when ``sigma_`` is 0 (hard K-Means, or after ``refine``); a
-            device array for CUDA input, a lazy dask array for dask input.
+            Rows summing to 1, largest at the nearest center: entmax15 rows
+            are sparse (zero for centers far from a row), softmax rows dense;
+            a device array for CUDA input, a lazy dask array for dask input.
         """
         rows = self._new_rows(X)
-        mode = ASSIGNMENTS[self.assignment] if self.sigma_ > 0 else K.HARD
-        return rows.responsibilities(self._centers_like(rows), self.sigma_, mode)
+        if sigma is None:
+            soft = getattr(self, "soft_sigma_", None)  # None in models pickled before it
+            sigma = self.sigma_ if self.sigma_ > 0 else (soft or 0.0)
+        else:
+            sigma = check_sigma(sigma)
+            if sigma > 0 and self.assignment == "hard":
+                raise ValueError(
+                    "sigma: an estimator with assignment='hard' has no soft assignment; "
+                    "fit with assignment='entmax15' or 'softmax' for soft memberships, or "
+                    "use fastrbfkm.responsibilities(X, model.cluster_centers_, sigma)."
+                )
+        mode = ASSIGNMENTS[self.assignment] if sigma > 0 else K.HARD
+        return rows.responsibilities(self._centers_like(rows), sigma, mode)
 
     @one_blas_thread
     def transform(self, X) -> np.ndarray:

@@ -155,6 +155,12 @@ class MiniBatchRBFKMeans(RBFKMeans):
         Weighted rows each center has taken since its temperature began.
     sigma_ : float
         The current temperature (0 once hard).
+    soft_sigma_ : float or None
+        The temperature at which :meth:`predict_proba` reads soft
+        memberships, as :class:`RBFKMeans`'s: ``sigma_`` while it is
+        positive, then twice the pooled variance per feature of the
+        clusters on the training data (``fit``) or on the last batch
+        (``partial_fit``); None for ``assignment="hard"``.
     sigma_critical_ : float or None
         The temperature the annealing started at.
     n_steps_ : int
@@ -297,6 +303,7 @@ class MiniBatchRBFKMeans(RBFKMeans):
         validate_data(self, X, reset=True, skip_check_array=True)
         self.labels_ = labels
         self.inertia_ = float(inertia)
+        self.soft_sigma_ = self._soft_sigma(self.inertia_, rows.weight, rows.d)
         self.n_iter_ = math.ceil(self.n_steps_ * batch / rows.n)
         return self
 
@@ -327,6 +334,7 @@ class MiniBatchRBFKMeans(RBFKMeans):
         else:
             rows = self._new_rows(X, sample_weight)
         self.inertia_ = float(self._step(rows)[0][K.INERTIA])
+        self.soft_sigma_ = self._soft_sigma(self.inertia_, rows.weight, rows.d)
         return self
 
     # ------------------------------------------------------------ internals
@@ -366,6 +374,7 @@ class MiniBatchRBFKMeans(RBFKMeans):
         self.cluster_centers_ = self._C.astype(rows.dtype)
         self.counts_ = np.zeros(k)
         self.sigma_ = sigma
+        self.soft_sigma_ = None
         self.n_steps_ = 0
         self._at_temperature = 0
         self._holds = 0

@@ -185,15 +185,46 @@ def test_methods_follow_scikit_learn_conventions():
     assert km.score(X) == pytest.approx(-km.inertia_)
     w = np.arange(len(X), dtype=float)
     assert km.score(X, sample_weight=w) == pytest.approx(-naive.inertia(X, km.cluster_centers_, w))
-    R = km.predict_proba(X)  # refined: sigma_ = 0, one-hot
+    R = km.predict_proba(X)  # refined (sigma_ = 0): soft memberships at soft_sigma_
     np.testing.assert_array_equal(R.argmax(axis=1), km.labels_)
-    assert set(np.unique(R)) == {0.0, 1.0}
+    np.testing.assert_allclose(R.sum(axis=1), 1.0)
+    assert set(np.unique(km.predict_proba(X, sigma=0))) == {0.0, 1.0}
     assert km.n_features_in_ == 2
     X32 = X.astype(np.float32)
     km32 = RBFKMeans(3, random_state=0).fit(X32)
     assert km32.cluster_centers_.dtype == np.float32
     assert km32.transform(X32).dtype == np.float32
     np.testing.assert_array_equal(pickle.loads(pickle.dumps(km)).predict(X), km.labels_)
+
+
+def test_predict_proba_of_a_default_fit_is_soft_without_refitting():
+    """A default fit ends hard, and predict_proba was one-hot."""
+    X, _ = make_blobs(600, centers=4, cluster_std=2.5, random_state=3)
+    w = np.random.default_rng(0).uniform(0.5, 2.0, len(X))
+    km = RBFKMeans(4, random_state=0).fit(X, sample_weight=w)
+    assert km.sigma_ == 0
+    assert km.soft_sigma_ == pytest.approx(2 * km.inertia_ / (w.sum() * X.shape[1]), rel=1e-12)
+    R = km.predict_proba(X)
+    np.testing.assert_allclose(R, fk.responsibilities(X, km.cluster_centers_, km.soft_sigma_))
+    assert 0.05 < ((R > 0).sum(axis=1) > 1).mean() < 0.9  # rows between clusters are shared
+    np.testing.assert_array_equal(R.argmax(axis=1), km.labels_)
+    hot = km.predict_proba(X, sigma=10 * km.soft_sigma_)
+    assert (hot > 0).sum() > (R > 0).sum()
+    assert set(np.unique(km.predict_proba(X, sigma=0))) == {0.0, 1.0}
+    soft = RBFKMeans(4, assignment="softmax", random_state=0).fit(X)
+    assert soft.soft_sigma_ > 0 and (soft.predict_proba(X) < 1).any()
+    fixed = RBFKMeans(4, sigma=3.0, refine=False, random_state=0).fit(X)
+    assert fixed.soft_sigma_ == fixed.sigma_ == 3.0
+    hard = RBFKMeans(4, assignment="hard", random_state=0).fit(X)
+    assert hard.soft_sigma_ is None
+    assert set(np.unique(hard.predict_proba(X))) == {0.0, 1.0}
+    with pytest.raises(ValueError, match="sigma: an estimator with assignment='hard' has no soft"):
+        hard.predict_proba(X, sigma=1.0)
+    with pytest.raises(ValueError, match="sigma"):
+        km.predict_proba(X, sigma=-1.0)
+    mini = fk.MiniBatchRBFKMeans(4, batch_size=200, random_state=0).fit(X)
+    assert mini.sigma_ == 0 and mini.soft_sigma_ > 0
+    assert ((mini.predict_proba(X) > 0).sum(axis=1) > 1).any()
 
 
 def test_n_init_keeps_the_best_run():
