@@ -40,6 +40,7 @@ from __future__ import annotations
 import functools
 import numbers
 import sys
+from collections.abc import Iterator
 
 import numpy as np
 from sklearn.utils import check_array
@@ -206,6 +207,12 @@ def open_rows(
         ``DaskRows`` or ``DeviceRows``.
     """
     backend = check_backend(backend)
+    if isinstance(X, Iterator):  # a generator of batches: read once, no second pass
+        raise TypeError(
+            f"X must be an array, a sparse matrix or a dask array; got a "
+            f"{type(X).__name__}, which can be read only once. Pass batches one at a "
+            "time to MiniBatchRBFKMeans.partial_fit, or stack them into one array."
+        )
     if logits:
         return _logit_rows(X, backend)
 

@@ -147,7 +147,9 @@ class MiniBatchRBFKMeans(RBFKMeans):
     cluster_centers_ : ndarray of shape (n_clusters, n_features)
         Final centers, in X's float dtype.
     labels_ : ndarray of shape (n_samples,)
-        Nearest center of every training row (``fit`` only; one more pass).
+        Nearest center of every training row (``fit``; one more pass), or of
+        every row of the last batch at the updated centers (``partial_fit``,
+        as scikit-learn's ``MiniBatchKMeans``).
     inertia_ : float
         Weighted inertia of the training data (``fit``), or of the last
         batch at the centers it started from (``partial_fit``).
@@ -335,6 +337,7 @@ class MiniBatchRBFKMeans(RBFKMeans):
             rows = self._new_rows(X, sample_weight)
         self.inertia_ = float(self._step(rows)[0][K.INERTIA])
         self.soft_sigma_ = self._soft_sigma(self.inertia_, rows.weight, rows.d)
+        self.labels_ = rows.labels(self._centers_like(rows))  # as MiniBatchKMeans keeps them
         return self
 
     # ------------------------------------------------------------ internals

@@ -115,6 +115,19 @@ def test_partial_fit_over_a_stream_of_batches(assignment):
     assert km.sigma_ == 0.0
     full = RBFKMeans(8, random_state=0).fit(X)
     assert -km.score(X) <= 1.01 * full.inertia_
+    # labels_ of the last batch at the updated centers, as MiniBatchKMeans keeps them
+    last = X[order[len(X) - 1000 :]]
+    np.testing.assert_array_equal(km.labels_, km.predict(last))
+
+
+def test_a_generator_is_refused_by_name_pointing_to_partial_fit():
+    """fit(generator) failed with "float() argument must be ... not 'generator'"."""
+    X = blobs(2000, k=3, d=2)
+    gen = (X[i : i + 500] for i in range(0, 2000, 500))
+    with pytest.raises(TypeError, match=r"got a generator, .*MiniBatchRBFKMeans\.partial_fit"):
+        MiniBatchRBFKMeans(3, random_state=0).fit(gen)
+    with pytest.raises(TypeError, match="X must be an array"):
+        RBFKMeans(3, random_state=0).fit(iter([X]))
 
 
 def test_partial_fit_checks_the_features_across_calls():
