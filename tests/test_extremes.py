@@ -74,8 +74,10 @@ def test_extreme_coordinates_float64(magnitude):
 
 
 def test_tiny_coordinates_float32_do_not_produce_nan():
+    """Down to the smallest magnitude whose squares stay normal (about 1e-19
+    in float32); below it the data is refused, see the test further down."""
     X, C, _ = make_problem(50, 2, 3, dtype=np.float32)
-    check_all_finite(X * np.float32(1e-30), C * np.float32(1e-30), 1.0)
+    check_all_finite(X * np.float32(1e-17), C * np.float32(1e-17), 1e-34)
 
 
 def test_duplicates_and_more_clusters_than_distinct_points(dtype):
