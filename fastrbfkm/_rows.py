@@ -732,7 +732,7 @@ class SparseRows(InMemoryRows):
     features) come from dense blocks of rows, the moments of wider data from
     the nonzeros, and rows taken out to be centers are
     densified while rows taken out as data (the annealing sample, a
-    mini-batch) stay CSR, and there are no Hartigan transfers (their kernel
+    mini-batch) stay CSR, and the hard passes are not pruned (their kernel
     is dense only).
     """
 
@@ -792,9 +792,6 @@ class SparseRows(InMemoryRows):
     def batch(self, m: int, rng: np.random.Generator):
         index = np.sort(rng.integers(0, self.n, int(m)))
         return take_csr(self.X, index), self.w[index] if self.w.size else self.w
-
-    def transfers(self, C: np.ndarray, max_sweeps: int):
-        return None
 
     def new_bounds(self, k: int) -> Bounds | None:
         return None  # the pruned pass's kernel is dense only

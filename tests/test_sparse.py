@@ -129,6 +129,24 @@ def test_passes_of_a_fit_match_reference(n, d, k, dtype):
     np.testing.assert_array_equal(K.take_rows(Xs, seeds), X[seeds])
 
 
+@pytest.mark.parametrize("n, d, k", CASES)
+def test_transfer_sweeps_match_reference(n, d, k, dtype):
+    """Hartigan's transfers on CSR rows: the reference's moves and the dense
+    kernel's means (each row's distance from the nonzeros and the means' norms)."""
+    X, Xs, C, w = kernel_problem(n, d, k, dtype)
+    w[::5] = 0.0
+    labels = naive.sqdist(X, C).argmin(axis=1).astype(np.int32)
+    C_s, labels_s, sweeps, moves = K.transfer_sweeps(Xs, w, labels, k, 50)
+    C_n, labels_n, sweeps_n = naive.transfer_sweeps(X, w, labels, k, 50)
+    np.testing.assert_array_equal(labels_s, labels_n)
+    assert sweeps == sweeps_n and moves >= np.count_nonzero(labels_s != labels)
+    close(C_s, C_n, dtype, float(np.abs(X).max()))
+    C_d, labels_d, _, moves_d = K.transfer_sweeps(X, w, labels, k, 50)
+    np.testing.assert_array_equal(labels_s, labels_d)
+    assert moves == moves_d
+    close(C_s, C_d, dtype, float(np.abs(X).max()))
+
+
 def test_row_blocks_share_the_arrays_and_fold_to_the_whole():
     X, Xs, C, w = kernel_problem(500, 40, 5, np.float64)
     block = K.row_block(Xs, 100, 250)
@@ -248,6 +266,20 @@ def test_fit_predict_transform_score_on_csr_match_dense(assignment, dtype):
             close(on_sparse.predict_proba(new), on_dense.predict_proba(X), dtype, 1.0)
     np.testing.assert_array_equal(on_dense.predict(M), on_dense.labels_)
     np.testing.assert_array_equal(on_sparse.fit_predict(M, sample_weight=w), on_dense.labels_)
+
+
+@pytest.mark.parametrize(("seed", "k"), [(2, 3), (1, 8)])
+def test_default_fit_on_csr_ends_where_the_dense_fit_ends(seed, k):
+    """The fit's last stage, Hartigan's single-row transfers, runs on CSR
+    rows too: without it these weighted fits ended at other centers than
+    the dense ones (12-18% apart, 23-32 rows labelled otherwise)."""
+    X, M = sparse_data(400, 30, density=0.3, seed=seed)
+    w = np.random.default_rng(seed).uniform(0.5, 2.0, 400)
+    on_sparse = fk.RBFKMeans(k, random_state=0).fit(M, sample_weight=w)
+    on_dense = fk.RBFKMeans(k, random_state=0).fit(X, sample_weight=w)
+    np.testing.assert_array_equal(on_sparse.labels_, on_dense.labels_)
+    np.testing.assert_allclose(on_sparse.cluster_centers_, on_dense.cluster_centers_, atol=1e-10)
+    assert on_sparse.inertia_ == pytest.approx(on_dense.inertia_, rel=1e-12)
 
 
 def test_wide_sparse_annealed_fit_matches_dense():

@@ -41,6 +41,13 @@ def add_row(X, i, S, j, coef):
         S[j, t] += coef * X[i, t]
 
 
+@njit(cache=True)
+def row_center_sqdist(X, i, C, cnorm, j):
+    """``||X[i] - C[j]||^2`` in float64, summed from the differences
+    (``cnorm``, the centers' squared norms, unused)."""
+    return row_sqdist(X, i, C, j)
+
+
 #: A block's gathered soft rows, from this many on, add to ``S`` as one
 #: matrix product; fewer are scattered row by row.
 GEMM_MIN_ROWS = 8

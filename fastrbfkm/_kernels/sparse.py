@@ -82,6 +82,18 @@ def row_distances(X, i, Ct, cnorm, out):
 
 
 @njit(cache=True)
+def row_center_sqdist(X, i, C, cnorm, j):
+    """``||X[i] - C[j]||^2`` in float64 from the row's nonzeros: ``cnorm[j]``
+    (``||C[j]||^2``) corrected at each nonzero column, clamped at zero."""
+    s = cnorm[j]
+    for p in range(X.indptr[i], X.indptr[i + 1]):
+        c = C[j, X.indices[p]]
+        diff = np.float64(X.data[p]) - c
+        s += diff * diff - c * c
+    return s if s > 0.0 else 0.0
+
+
+@njit(cache=True)
 def nearest_of(row):
     """``(minimum, second minimum, argmin)`` of a row (ties to the lowest index)."""
     b = np.inf

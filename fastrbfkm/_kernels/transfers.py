@@ -11,12 +11,43 @@ method, which is also a Lloyd fixed point (Telgarsky and Vattani, 2010): on
 overlapping clusters it often has a lower inertia than the Lloyd fixed point
 it started from. The sweeps are sequential (each move changes two means), so
 the result does not depend on threads.
+
+The kernel is the same for dense and CSR rows (:mod:`.layout`): a CSR row's
+distance to a mean is that mean's squared norm corrected at the row's
+nonzeros, and a move updates the two means' norms.
 """
 
 import numpy as np
 from numba import njit
 
-from .distances import row_sqdist
+from .layout import add_row, dims, row_center_sqdist
+
+
+@njit(cache=True)
+def _means(X, w, labels, k, N, S, C, cnorm):
+    """The weighted counts, sums, means and the means' squared norms of the
+    clusters ``labels`` (into N, S, C, cnorm; zero for a cluster without mass)."""
+    d = C.shape[1]
+    N[:] = 0.0
+    S[:] = 0.0
+    for i in range(labels.shape[0]):
+        wi = w[i] if w.shape[0] else 1.0
+        N[labels[i]] += wi
+        add_row(X, i, S, labels[i], wi)
+    C[:] = 0.0
+    for j in range(k):
+        if N[j] > 0:
+            for t in range(d):
+                C[j, t] = S[j, t] / N[j]
+        cnorm[j] = _norm(C, j)
+
+
+@njit(cache=True)
+def _norm(C, j):
+    acc = 0.0
+    for t in range(C.shape[1]):
+        acc += C[j, t] * C[j, t]
+    return acc
 
 
 @njit(cache=True)
@@ -31,20 +62,13 @@ def transfer_sweeps(X, w, labels, k, max_sweeps):
     final clusters (zeros for a cluster without mass), their labels, the
     sweeps run and the rows moved.
     """
-    n, d = X.shape
+    n, d = dims(X)
     labels = labels.copy()
     N = np.zeros(k)
     S = np.zeros((k, d))
-    for i in range(n):
-        wi = w[i] if w.shape[0] else 1.0
-        N[labels[i]] += wi
-        for t in range(d):
-            S[labels[i], t] += wi * X[i, t]
     C = np.zeros((k, d))
-    for j in range(k):
-        if N[j] > 0:
-            for t in range(d):
-                C[j, t] = S[j, t] / N[j]
+    cnorm = np.zeros(k)
+    _means(X, w, labels, k, N, S, C, cnorm)
     sweeps = 0
     moves = 0
     while sweeps < max_sweeps:
@@ -57,11 +81,11 @@ def transfer_sweeps(X, w, labels, k, max_sweeps):
                 continue
             # A move must pay by more than rounding, or a row could go back
             # and forth between two clusters.
-            gain = N[a] / (N[a] - wi) * row_sqdist(X, i, C, a) * (1.0 - 1e-12)
+            gain = N[a] / (N[a] - wi) * row_center_sqdist(X, i, C, cnorm, a) * (1.0 - 1e-12)
             best = -1
             for b in range(k):
                 if b != a and N[b] > 0.0:
-                    cost = N[b] / (N[b] + wi) * row_sqdist(X, i, C, b)
+                    cost = N[b] / (N[b] + wi) * row_center_sqdist(X, i, C, cnorm, b)
                     if cost < gain:
                         gain = cost
                         best = b
@@ -69,26 +93,18 @@ def transfer_sweeps(X, w, labels, k, max_sweeps):
                 continue
             N[a] -= wi
             N[best] += wi
+            add_row(X, i, S, a, -wi)
+            add_row(X, i, S, best, wi)
             for t in range(d):
-                S[a, t] -= wi * X[i, t]
-                S[best, t] += wi * X[i, t]
                 C[a, t] = S[a, t] / N[a]
                 C[best, t] = S[best, t] / N[best]
+            cnorm[a] = _norm(C, a)
+            cnorm[best] = _norm(C, best)
             labels[i] = best
             moved += 1
         moves += moved
         if moved == 0:
             break
     # The means of the final clusters, summed afresh (the running sums drift).
-    N[:] = 0.0
-    S[:] = 0.0
-    for i in range(n):
-        wi = w[i] if w.shape[0] else 1.0
-        N[labels[i]] += wi
-        for t in range(d):
-            S[labels[i], t] += wi * X[i, t]
-    for j in range(k):
-        if N[j] > 0:
-            for t in range(d):
-                C[j, t] = S[j, t] / N[j]
+    _means(X, w, labels, k, N, S, C, cnorm)
     return C, labels, sweeps, moves
