@@ -42,10 +42,35 @@ def add_row(X, i, S, j, coef):
 
 
 @njit(cache=True)
-def row_center_sqdist(X, i, C, cnorm, j):
-    """``||X[i] - C[j]||^2`` in float64, summed from the differences
-    (``cnorm``, the centers' squared norms, unused)."""
-    return row_sqdist(X, i, C, j)
+def transfer_buffer(X, k):
+    """The transposed sums a CSR row's transfers keep (none for dense rows)."""
+    return np.zeros((0, 0))
+
+
+@njit(cache=True)
+def sums_transposed(X, S, T):
+    """Fill the transposed sums ``T`` from ``S`` (none for dense rows)."""
+
+
+@njit(cache=True)
+def mean_sqdists(X, i, T, C, N, snorm, out):
+    """``out[j] = ||X[i] - C[j]||^2`` in float64, summed from the
+    differences (``T``, the masses ``N`` and ``snorm`` unused)."""
+    for j in range(C.shape[0]):
+        out[j] = row_sqdist(X, i, C, j)
+
+
+@njit(cache=True)
+def move_row(X, i, S, T, C, N, snorm, a, b, wi):
+    """Move row i (weight wi) from cluster a to b: the sums S, the masses N
+    and the means C of both (``T`` and ``snorm`` unused)."""
+    N[a] -= wi
+    N[b] += wi
+    add_row(X, i, S, a, -wi)
+    add_row(X, i, S, b, wi)
+    for t in range(X.shape[1]):
+        C[a, t] = S[a, t] / N[a]
+        C[b, t] = S[b, t] / N[b]
 
 
 #: A block's gathered soft rows, from this many on, add to ``S`` as one

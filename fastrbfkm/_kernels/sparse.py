@@ -82,15 +82,66 @@ def row_distances(X, i, Ct, cnorm, out):
 
 
 @njit(cache=True)
-def row_center_sqdist(X, i, C, cnorm, j):
-    """``||X[i] - C[j]||^2`` in float64 from the row's nonzeros: ``cnorm[j]``
-    (``||C[j]||^2``) corrected at each nonzero column, clamped at zero."""
-    s = cnorm[j]
+def transfer_buffer(X, k):
+    """The clusters' sums transposed, ``(d, k)``: a row's products with all k
+    sums read k contiguous values at each of its nonzeros."""
+    return np.zeros((X.n_cols, k))
+
+
+@njit(cache=True)
+def sums_transposed(X, S, T):
+    """``T = S.T``."""
+    for j in range(S.shape[0]):
+        for t in range(S.shape[1]):
+            T[t, j] = S[j, t]
+
+
+@njit(cache=True)
+def mean_sqdists(X, i, T, C, N, snorm, out):
+    """``out[j] = ||X[i] - S[j] / N[j]||^2`` in float64, clamped at zero, from
+    the row's nonzeros, the transposed sums ``T`` and the sums' squared
+    norms ``snorm`` (``C`` unused: the means are not kept while rows move,
+    see :func:`move_row`); the row's squared norm for a cluster without mass."""
+    k = N.shape[0]
+    for j in range(k):
+        out[j] = 0.0
+    norm = 0.0
     for p in range(X.indptr[i], X.indptr[i + 1]):
-        c = C[j, X.indices[p]]
-        diff = np.float64(X.data[p]) - c
-        s += diff * diff - c * c
-    return s if s > 0.0 else 0.0
+        v = np.float64(X.data[p])
+        norm += v * v
+        column = T[X.indices[p]]
+        for j in range(k):
+            out[j] += v * column[j]
+    for j in range(k):
+        if N[j] > 0.0:
+            s = norm - 2.0 * out[j] / N[j] + snorm[j] / (N[j] * N[j])
+            out[j] = s if s > 0.0 else 0.0
+        else:
+            out[j] = norm
+
+
+@njit(cache=True)
+def move_row(X, i, S, T, C, N, snorm, a, b, wi):
+    """Move row i (weight wi) from cluster a to b: the sums S and T, the
+    masses N and the sums' squared norms, at the cost of the row's nonzeros
+    (updating the means ``C`` would cost the width of the data)."""
+    dot_a = 0.0
+    dot_b = 0.0
+    norm = 0.0
+    for p in range(X.indptr[i], X.indptr[i + 1]):
+        v = np.float64(X.data[p])
+        t = X.indices[p]
+        dot_a += v * T[t, a]
+        dot_b += v * T[t, b]
+        norm += v * v
+        T[t, a] -= wi * v
+        T[t, b] += wi * v
+    snorm[a] += wi * (wi * norm - 2.0 * dot_a)
+    snorm[b] += wi * (wi * norm + 2.0 * dot_b)
+    N[a] -= wi
+    N[b] += wi
+    add_row(X, i, S, a, -wi)
+    add_row(X, i, S, b, wi)
 
 
 @njit(cache=True)

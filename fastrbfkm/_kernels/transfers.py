@@ -12,21 +12,24 @@ overlapping clusters it often has a lower inertia than the Lloyd fixed point
 it started from. The sweeps are sequential (each move changes two means), so
 the result does not depend on threads.
 
-The kernel is the same for dense and CSR rows (:mod:`.layout`): a CSR row's
-distance to a mean is that mean's squared norm corrected at the row's
-nonzeros, and a move updates the two means' norms.
+The kernel is the same for dense and CSR rows (:mod:`.layout`). A dense row's
+distance to a mean is summed from the differences and a move updates both
+means; a CSR row's distances come from its nonzeros, the clusters' sums
+(kept transposed, ``(d, k)``), masses and the sums' squared norms, which a
+move updates at the cost of the row's nonzeros (updating the means would
+cost the data's width per move).
 """
 
 import numpy as np
 from numba import njit
 
-from .layout import add_row, dims, row_center_sqdist
+from .layout import add_row, dims, mean_sqdists, move_row, sums_transposed, transfer_buffer
 
 
 @njit(cache=True)
-def _means(X, w, labels, k, N, S, C, cnorm):
-    """The weighted counts, sums, means and the means' squared norms of the
-    clusters ``labels`` (into N, S, C, cnorm; zero for a cluster without mass)."""
+def _means(X, w, labels, k, N, S, C):
+    """The weighted masses, sums and means of the clusters ``labels`` (into
+    N, S, C; zero for a cluster without mass)."""
     d = C.shape[1]
     N[:] = 0.0
     S[:] = 0.0
@@ -39,15 +42,15 @@ def _means(X, w, labels, k, N, S, C, cnorm):
         if N[j] > 0:
             for t in range(d):
                 C[j, t] = S[j, t] / N[j]
-        cnorm[j] = _norm(C, j)
 
 
 @njit(cache=True)
-def _norm(C, j):
-    acc = 0.0
-    for t in range(C.shape[1]):
-        acc += C[j, t] * C[j, t]
-    return acc
+def _squared_norms(S, out):
+    for j in range(S.shape[0]):
+        acc = 0.0
+        for t in range(S.shape[1]):
+            acc += S[j, t] * S[j, t]
+        out[j] = acc
 
 
 @njit(cache=True)
@@ -67,13 +70,17 @@ def transfer_sweeps(X, w, labels, k, max_sweeps):
     N = np.zeros(k)
     S = np.zeros((k, d))
     C = np.zeros((k, d))
-    cnorm = np.zeros(k)
-    _means(X, w, labels, k, N, S, C, cnorm)
+    T = transfer_buffer(X, k)
+    snorm = np.zeros(k)
+    dist = np.zeros(k)
+    _means(X, w, labels, k, N, S, C)
+    sums_transposed(X, S, T)
     sweeps = 0
     moves = 0
     while sweeps < max_sweeps:
         sweeps += 1
         moved = 0
+        _squared_norms(S, snorm)  # afresh each sweep: the updates drift
         for i in range(n):
             wi = w[i] if w.shape[0] else 1.0
             a = labels[i]
@@ -81,30 +88,23 @@ def transfer_sweeps(X, w, labels, k, max_sweeps):
                 continue
             # A move must pay by more than rounding, or a row could go back
             # and forth between two clusters.
-            gain = N[a] / (N[a] - wi) * row_center_sqdist(X, i, C, cnorm, a) * (1.0 - 1e-12)
+            mean_sqdists(X, i, T, C, N, snorm, dist)
+            gain = N[a] / (N[a] - wi) * dist[a] * (1.0 - 1e-12)
             best = -1
             for b in range(k):
                 if b != a and N[b] > 0.0:
-                    cost = N[b] / (N[b] + wi) * row_center_sqdist(X, i, C, cnorm, b)
+                    cost = N[b] / (N[b] + wi) * dist[b]
                     if cost < gain:
                         gain = cost
                         best = b
             if best < 0:
                 continue
-            N[a] -= wi
-            N[best] += wi
-            add_row(X, i, S, a, -wi)
-            add_row(X, i, S, best, wi)
-            for t in range(d):
-                C[a, t] = S[a, t] / N[a]
-                C[best, t] = S[best, t] / N[best]
-            cnorm[a] = _norm(C, a)
-            cnorm[best] = _norm(C, best)
+            move_row(X, i, S, T, C, N, snorm, a, best, wi)
             labels[i] = best
             moved += 1
         moves += moved
         if moved == 0:
             break
     # The means of the final clusters, summed afresh (the running sums drift).
-    _means(X, w, labels, k, N, S, C, cnorm)
+    _means(X, w, labels, k, N, S, C)
     return C, labels, sweeps, moves
