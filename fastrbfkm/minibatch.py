@@ -130,6 +130,16 @@ class MiniBatchRBFKMeans(RBFKMeans):
     init_size : int or None, default=None
         Rows drawn for the start (the critical temperature and mean, or
         ``init``); None is ``3 * batch_size`` (at least ``3 * n_clusters``).
+    reassignment_ratio : float >= 0, default=0.01
+        After the annealing (from the first batch for ``assignment="hard"``
+        or a float ``sigma``), as in scikit-learn's ``MiniBatchKMeans``:
+        whenever a center has taken no weight, or ``10 * n_clusters`` rows
+        have passed since the last look, centers whose count is below this
+        fraction of the largest count move to rows of the current batch
+        (drawn in proportion to their weights; at most half the batch), and
+        their counts become the smallest of the others'. Higher values
+        rescue more nearly empty clusters and converge more slowly; 0 never
+        reassigns.
     full_step : bool, default=True
         ``fit`` ends with one Lloyd step (soft at a fixed ``sigma``) over
         every row, which takes the batches' noise out of the centers: one
@@ -194,6 +204,7 @@ class MiniBatchRBFKMeans(RBFKMeans):
         "max_no_improvement": [None, Interval(numbers.Integral, 1, None, closed="left")],
         "tol": [Interval(numbers.Real, 0, None, closed="left")],
         "init_size": [None, Interval(numbers.Integral, 1, None, closed="left")],
+        "reassignment_ratio": [Interval(numbers.Real, 0, None, closed="left")],
         "full_step": ["boolean"],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
@@ -214,6 +225,7 @@ class MiniBatchRBFKMeans(RBFKMeans):
         max_no_improvement=10,
         tol=0.0,
         init_size=None,
+        reassignment_ratio=0.01,
         full_step=True,
         random_state=None,
         verbose=0,
@@ -230,6 +242,7 @@ class MiniBatchRBFKMeans(RBFKMeans):
         self.max_no_improvement = max_no_improvement
         self.tol = tol
         self.init_size = init_size
+        self.reassignment_ratio = reassignment_ratio
         self.full_step = full_step
         self.random_state = random_state
         self.verbose = verbose
@@ -380,6 +393,7 @@ class MiniBatchRBFKMeans(RBFKMeans):
         self.soft_sigma_ = None
         self.n_steps_ = 0
         self._at_temperature = 0
+        self._since_reassignment = 0
         self._holds = 0
         self._pairs = np.empty((0, 2), dtype=np.int64)
         self._gaps = np.empty(0)
@@ -406,6 +420,8 @@ class MiniBatchRBFKMeans(RBFKMeans):
         self._C[active] = C
         self.counts_[active] = counts
         self._C[~active] = self._C[self._parent[~active]]
+        if not self._annealing and self.reassignment_ratio > 0:
+            self._reassign(rows)
         self.cluster_centers_ = self._C.astype(rows.dtype)
         self.n_steps_ += 1
         if self._annealing:
@@ -413,6 +429,27 @@ class MiniBatchRBFKMeans(RBFKMeans):
             if self._at_temperature >= int(self.anneal_batches):
                 self._next_temperature(summary, mode)
         return summary, float(((self._C - before) ** 2).sum())
+
+    def _reassign(self, rows: Rows) -> None:
+        """scikit-learn's reassignment of nearly empty clusters to rows of
+        the batch (see ``reassignment_ratio``)."""
+        counts = self.counts_
+        self._since_reassignment += rows.n
+        if not ((counts <= 0).any() or self._since_reassignment >= 10 * counts.size):
+            return
+        self._since_reassignment = 0
+        low = counts < float(self.reassignment_ratio) * counts.max()
+        most = rows.n // 2
+        if low.sum() > most:  # the lowest counts first, at most half the batch
+            low[np.argsort(counts, kind="stable")[most:]] = False
+        if not low.any():
+            return
+        new = rows.draw(int(low.sum()), int(self._rng.integers(2**31)))
+        moved = np.flatnonzero(low)[: new.shape[0]]
+        self._C[moved] = new[: moved.size]
+        kept = np.ones(counts.size, dtype=bool)
+        kept[moved] = False
+        counts[moved] = counts[kept].min() if kept.any() else 0.0
 
     def _next_temperature(self, summary: np.ndarray, mode: int) -> None:
         """The end of a temperature's batches, as the full fit ends one:

@@ -95,6 +95,28 @@ def test_hard_minibatch_fit_on_well_separated_blobs():
     assert mb.sigma_critical_ is None
 
 
+def test_nearly_empty_clusters_are_reassigned_as_minibatchkmeans_does():
+    """A center that takes no rows (here: started far from the data) moves to
+    a row of a batch, as scikit-learn's MiniBatchKMeans reassigns it;
+    ``reassignment_ratio=0`` leaves it where it is."""
+    X, y = make_blobs(8000, centers=4, n_features=2, cluster_std=0.5, random_state=3)
+    means = np.array([X[y == j].mean(axis=0) for j in range(4)])
+    C0 = np.vstack([means[:3], [[1e3, 1e3]]])
+    options = dict(assignment="hard", init=C0, batch_size=256, random_state=0)
+    kept = MiniBatchRBFKMeans(4, reassignment_ratio=0.0, **options).fit(X)
+    moved = MiniBatchRBFKMeans(4, **options).fit(X)
+    np.testing.assert_array_equal(kept.cluster_centers_[3], [1e3, 1e3])
+    assert np.bincount(kept.labels_, minlength=4)[3] == 0
+    assert np.bincount(moved.labels_, minlength=4).min() > 1000  # every blob has its center
+    best = RBFKMeans(4, assignment="hard", init=means).fit(X).inertia_
+    assert moved.inertia_ <= 1.01 * best < kept.inertia_
+    # partial_fit reassigns as fit does
+    stream = MiniBatchRBFKMeans(4, **options)
+    for start in range(0, 4096, 256):
+        stream.partial_fit(X[start : start + 256])
+    assert np.abs(stream.cluster_centers_[3]).max() < 100
+
+
 @pytest.mark.parametrize("assignment", ["entmax15", "softmax"])
 def test_partial_fit_over_a_stream_of_batches(assignment):
     """A generator of batches, as a user streams data: every batch moves the
@@ -150,6 +172,7 @@ def test_bad_parameters_are_refused_with_their_names():
         ({"max_no_improvement": -1}, "max_no_improvement"),
         ({"cooling": 1.0}, "cooling"),
         ({"sigma": -1.0}, "sigma"),
+        ({"reassignment_ratio": -0.1}, "reassignment_ratio"),
     ):
         with pytest.raises(ValueError, match=name):
             MiniBatchRBFKMeans(3, **params).fit(X)
