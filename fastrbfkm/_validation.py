@@ -179,12 +179,6 @@ def check_value_range(
             )
 
 
-def check_data(X, C) -> tuple[np.ndarray, np.ndarray]:
-    """Validate data ``X`` (n, d) and centers ``C`` (k, d); C takes X's dtype."""
-    X = as_float_array(X, "X", coordinates=True)
-    return X, check_centers(C, X)
-
-
 def check_centers(C, X, name: str = "C") -> np.ndarray:
     """Centers ``(k, d)`` in the dtype of checked data X, with X's number of
     columns (X only needs ``dtype`` and ``shape``: it may be a lazy array)."""

@@ -119,7 +119,7 @@ def softmax(Z, backend: str = "auto") -> np.ndarray:
 
 @one_blas_thread
 def entmax15(Z, backend: str = "auto") -> np.ndarray:
-    """Row-wise Entmax-1.5 of logits (exact, sort-based).
+    """Row-wise Entmax-1.5 of logits (exact: the closed-form threshold on a certified support).
 
     Parameters
     ----------

@@ -129,10 +129,3 @@ def device_weights(sample_weight, n: int):
     return w
 
 
-def to_caller(A, on_host: bool, shape: tuple[int, ...] | None = None):
-    """A device result as the caller gave its input: numpy for host input,
-    the numba device array for device input."""
-    if on_host:
-        out = A.copy_to_host()
-        return out if shape is None else out.reshape(shape)
-    return A if shape is None else A.reshape(shape)
