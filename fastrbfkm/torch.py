@@ -165,9 +165,10 @@ class _Responsibilities(torch.autograd.Function):
         gz = vjp(_numba_ready(R, dtype), _numba_ready(G, dtype))
         gz = torch.from_numpy(gz).to(X.dtype)
         c = 2.0 / ctx.sigma  # z = -D / sigma: dz/dx = -c (x - c_k), dz/dc_k = c (x - c_k)
-        grad_X = -c * (X * gz.sum(dim=1, keepdim=True) - gz @ C)
-        grad_C = c * (gz.T @ X - gz.sum(dim=0)[:, None] * C)
-        return grad_X, grad_C, None, None
+        Cx = C.to(X.dtype)  # the forward pass measured C in X's dtype
+        grad_X = -c * (X * gz.sum(dim=1, keepdim=True) - gz @ Cx)
+        grad_C = c * (gz.T @ X - gz.sum(dim=0)[:, None] * Cx)
+        return grad_X, grad_C.to(C.dtype), None, None
 
 
 # ------------------------------------------------------------ torch path

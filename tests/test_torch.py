@@ -152,6 +152,25 @@ def test_deep_clustering_example_runs(tmp_path):
     assert "| joint (AE + rbf_kmeans_loss) |" in out.stdout
 
 
+@pytest.mark.parametrize("assignment", ["softmax", "entmax15"])
+def test_float64_data_through_a_float32_layer(assignment):
+    """The layer's centers are float32 (torch's default) and the data float64:
+    the forward pass measures both in X's dtype, and the backward pass of the
+    responsibilities failed in a matrix product of the two dtypes."""
+    X = torch.randn(50, 3, dtype=torch.float64, requires_grad=True)
+    layer = fkt.RBFKMeansLayer(4, 3, sigma=0.7, assignment=assignment)
+    layer.init_from(X.detach())
+    (layer.loss(X) + layer(X)[:, 0].sum()).backward()
+    assert X.grad.dtype == torch.float64 and layer.centers.grad.dtype == torch.float32
+    twin = fkt.RBFKMeansLayer(4, 3, sigma=0.7, assignment=assignment).double()
+    with torch.no_grad():
+        twin.centers.copy_(layer.centers)
+    X2 = X.detach().clone().requires_grad_()
+    (twin.loss(X2) + twin(X2)[:, 0].sum()).backward()
+    torch.testing.assert_close(X.grad, X2.grad, rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(layer.centers.grad, twin.centers.grad.float(), rtol=1e-5, atol=1e-5)
+
+
 def test_tensors_that_require_grad_are_named_by_the_numpy_api():
     X = torch.randn(30, 2, requires_grad=True)
     with pytest.raises(TypeError, match=r"X is a torch tensor that requires grad; pass X\.detach"):
