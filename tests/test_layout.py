@@ -115,3 +115,14 @@ def test_x_goes_down_from_fit_to_the_kernels():
     assert set(receivers) - set(path) <= door
     for stack in stacks:
         assert len(stack) == len(set(stack)), f"climbs back: {' -> '.join(stack)}"
+
+
+def test_dir_of_the_package_lists_only_public_names():
+    """``dir(fastrbfkm)`` listed TYPE_CHECKING, annotations, importlib, sys and
+    types beside the API."""
+    import fastrbfkm
+
+    names = set(dir(fastrbfkm))
+    assert not names & {"TYPE_CHECKING", "annotations", "importlib", "sys", "types"}
+    assert set(fastrbfkm.__all__) <= names
+    assert all(not name.startswith("_") or name == "__version__" for name in names)
