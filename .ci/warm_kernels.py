@@ -1,26 +1,12 @@
-"""Compile the common kernels once before the tests run several processes at
-a time: numba's on-disk cache is not safe when processes compile the same
-functions at once (numba issue 4807). A fresh clone's first README dask
-snippet (a client and two worker processes compiling beside each other)
-failed twice on a cold cache with an np.dot size error in hard_assign, and
-passed on a warm one."""
+"""A dask fit on a two-worker cluster, after ``python -m fastrbfkm compile``
+and before the tests run several processes at a time: numba's on-disk cache
+is not safe when processes compile the same functions at once (numba issue
+4807). A fresh clone's first README dask snippet (a client and two worker
+processes compiling beside each other) failed twice on a cold cache with an
+np.dot size error in hard_assign, and passed on a warm one; here the
+workers only load what the compile command wrote."""
 
-import numpy as np
-from scipy import sparse
-
-from fastrbfkm import MiniBatchRBFKMeans, RBFKMeans
-from fastrbfkm.datasets import make_blobs
-
-
-def in_memory() -> None:
-    for dtype in (np.float32, np.float64):
-        X = make_blobs(3000, centers=40, n_features=8, random_state=0, dtype=dtype)[0]
-        for k in (3, 40):
-            RBFKMeans(k, random_state=0).fit(X)
-            RBFKMeans(k, assignment="hard", random_state=0).fit(X)
-            RBFKMeans(k, assignment="softmax", random_state=0).fit(X).predict_proba(X)
-        MiniBatchRBFKMeans(3, random_state=0).fit(X)
-        RBFKMeans(3, random_state=0).fit(sparse.csr_matrix(np.where(X > 0, X, 0)))
+from fastrbfkm import RBFKMeans
 
 
 def on_dask() -> None:
@@ -35,6 +21,5 @@ def on_dask() -> None:
 
 
 if __name__ == "__main__":  # the cluster's worker processes re-import this file
-    in_memory()
     on_dask()
     print("kernels compiled")

@@ -1,8 +1,11 @@
 """A cold numba cache is announced in one line; a warm one prints nothing."""
 
+import json
 import os
 import subprocess
 import sys
+
+import pytest
 
 from fastrbfkm._kernels.compiling import MESSAGE
 
@@ -45,3 +48,113 @@ def test_read_only_data_compiles_nothing_more():
     np.testing.assert_array_equal(
         km.cluster_centers_, RBFKMeans(4, random_state=0).fit(X).cluster_centers_
     )
+
+
+#: A user's first fit of each kind of input, as in a fresh process after
+#: installation; prints the fastrbfkm kernels numba compiled on its last line.
+FIRST_FIT = """
+import json, os, sys, tempfile
+import numpy as np
+from numba.core import event
+import fastrbfkm as fk
+from fastrbfkm.datasets import make_blobs
+
+kind = sys.argv[1]
+compiled = event.RecordingListener()
+event.register("numba:compile", compiled)
+X = make_blobs(30000, centers=8, n_features=16, random_state=0)[0]
+if kind == "float64":
+    fk.RBFKMeans(8).fit(X).predict(X)
+elif kind == "float32":
+    fk.RBFKMeans(8).fit(X.astype(np.float32)).predict_proba(X)
+elif kind == "int64":
+    fk.RBFKMeans(8).fit((10 * X).astype(np.int64))
+elif kind == "wide":  # principal axes by Lanczos iterations
+    fk.RBFKMeans(4).fit(make_blobs(3000, centers=4, n_features=200, random_state=0)[0])
+elif kind == "read-only":
+    X.flags.writeable = False
+    fk.RBFKMeans(8, assignment="hard").fit(X)
+elif kind == "csr":
+    from scipy import sparse
+    M = sparse.random(30000, 300, density=0.02, format="csr", random_state=0)
+    fk.RBFKMeans(8).fit(M).predict(M)
+elif kind == "memmap":
+    from sklearn import config_context
+    path = os.path.join(tempfile.mkdtemp(), "X.npy")
+    np.save(path, X.astype(np.float32))
+    with config_context(working_memory=1):  # streamed, not loaded
+        fk.RBFKMeans(8).fit(np.load(path, mmap_mode="r"))
+elif kind == "dask":
+    import dask.array as da
+    fk.RBFKMeans(8).fit(da.from_array(X, chunks=10000))
+elif kind == "minibatch":
+    fk.MiniBatchRBFKMeans(8).fit(X).partial_fit(X[:1000])
+elif kind == "torch":
+    import torch
+    from fastrbfkm.torch import RBFKMeansLayer
+    codes = torch.as_tensor(X[:2000], dtype=torch.float32).requires_grad_()
+    layer = RBFKMeansLayer(n_clusters=8, n_features=16, sigma=1.0, assignment="entmax15")
+    layer.init_from(codes.detach())
+    (layer.loss(codes) + layer(codes)[:, 0].sum()).backward()
+names = sorted({
+    getattr(e.data["dispatcher"], "py_func", e.data["dispatcher"]).__qualname__
+    for _, e in compiled.buffer
+    if e.is_start and e.data.get("dispatcher") is not None
+})
+print(json.dumps(names))
+"""
+
+#: Kinds and the optional package each needs.
+FIRST_FITS = {
+    "float64": None,
+    "float32": None,
+    "int64": None,
+    "wide": None,
+    "read-only": None,
+    "csr": None,
+    "memmap": None,
+    "dask": "dask",
+    "minibatch": None,
+    "torch": "torch",
+}
+
+
+@pytest.fixture(scope="module")
+def warmed_up():
+    """``python -m fastrbfkm compile``, as the README's install step runs it
+    (seconds when the cache is warm, as in CI after .ci/run's warm-up)."""
+    subprocess.run(
+        [sys.executable, "-m", "fastrbfkm", "compile"],
+        check=True,
+        capture_output=True,
+        timeout=3600,
+    )
+
+
+@pytest.mark.parametrize("kind", list(FIRST_FITS))
+def test_after_the_warm_up_a_first_fit_of_any_kind_compiles_nothing(kind, warmed_up):
+    if FIRST_FITS[kind]:
+        pytest.importorskip(FIRST_FITS[kind])
+    run = subprocess.run(
+        [sys.executable, "-c", FIRST_FIT, kind],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=3600,
+    )
+    assert json.loads(run.stdout.splitlines()[-1]) == [], run.stderr
+    assert MESSAGE not in run.stderr
+
+
+def test_the_compile_command_takes_kinds_by_name(capsys):
+    from fastrbfkm.__main__ import main
+
+    with pytest.raises(SystemExit) as info:
+        main(["compile", "arrays", "tensors"])
+    assert info.value.code == 2
+    assert "unknown kind 'tensors'; the kinds are arrays, sparse, memmap" in capsys.readouterr().err
+    assert main(["compile", "arrays"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("fastrbfkm compile: compiling the kernels")
+    assert out[1].startswith("arrays ") and out[1].endswith(" s")
+    assert out[2].startswith("done in") and len(out) == 3

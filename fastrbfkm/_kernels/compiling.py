@@ -1,32 +1,59 @@
 """One line on stderr when numba compiles a kernel instead of loading it from
 its on-disk cache (``cache=True``): a first fit on a new machine, a new
-numba or Python version, or a new dtype compiles for tens of seconds, which
-should not look like a hang. Loading from the cache prints nothing."""
+numba or Python version, or a new kind of input (float32 or float64, arrays
+or CSR matrices) compiles for tens of seconds, which should not look like a
+hang. The line names the kind and the command that compiles every kind
+ahead (``python -m fastrbfkm compile``). Loading from the cache prints
+nothing."""
 
 from __future__ import annotations
 
 import sys
 
+from numba import types
 from numba.core import event
 
-MESSAGE = "fastrbfkm: compiling kernels (first run only)..."
+MESSAGE = "fastrbfkm: compiling kernels"
+ADVICE = (
+    "(first use of this kind of input only, 20 s to 2 min; "
+    "'python -m fastrbfkm compile' compiles every kind ahead)..."
+)
+
+
+def kind_of(args) -> str | None:
+    """The kind of input a kernel is compiled for, from the numba type of its
+    first argument (the data); None when that is not the data."""
+    first = args[0] if args else None
+    if isinstance(first, types.Array) and first.ndim == 2:
+        return f"{first.dtype} arrays"
+    if isinstance(first, types.BaseTuple) and "CSR" in str(first):
+        data = next((t for t in first.types if isinstance(t, types.Array)), None)
+        return f"{data.dtype} CSR matrices" if data is not None else None
+    return None
 
 
 class _Announcer(event.Listener):
-    """Prints :data:`MESSAGE` at the first compilation of a fastrbfkm kernel
-    in this process (numba's ``numba:compile`` event fires on cache misses
-    only)."""
+    """Prints :data:`MESSAGE`, the kind of input and :data:`ADVICE` at the
+    first compilation of a fastrbfkm kernel for each kind in this process
+    (numba's ``numba:compile`` event fires on cache misses only)."""
 
     def __init__(self) -> None:
-        self.said = False
+        self.said: set[str] = set()
 
     def on_start(self, ev) -> None:
-        if self.said:
-            return
         func = getattr(ev.data.get("dispatcher"), "py_func", None)
-        if (getattr(func, "__module__", None) or "").startswith("fastrbfkm."):
-            self.said = True
-            print(MESSAGE, file=sys.stderr, flush=True)
+        if not (getattr(func, "__module__", None) or "").startswith("fastrbfkm."):
+            return
+        try:
+            kind = kind_of(ev.data.get("args") or ())
+        except Exception:  # never let the announcement break a compilation
+            kind = None
+        if kind is None and self.said:
+            return  # a helper of a kind already announced
+        kind = kind or "a new kind of input"
+        if kind not in self.said:
+            self.said.add(kind)
+            print(f"{MESSAGE} for {kind} {ADVICE}", file=sys.stderr, flush=True)
 
     def on_end(self, ev) -> None:
         pass

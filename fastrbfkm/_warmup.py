@@ -1,0 +1,196 @@
+"""Compile the kernels ahead of need: ``python -m fastrbfkm compile``.
+
+numba compiles a kernel the first time it is called with a new kind of
+argument (float32 or float64, an array or a CSR matrix) and keeps the
+machine code in its on-disk cache (``cache=True``): a first fit of each kind
+of input waits 20-60 s on the compiler, and every later process loads the
+code in a fraction of a second. This module runs small fits of every kind
+the library takes, each entry point and assignment, so that a user's first
+fit of real data loads everything from the cache.
+
+It runs in one process, one kind after another: numba's cache is not safe
+when processes compile the same kernel at once (numba issue 4807).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+#: The kinds of input, in the order they are compiled.
+KINDS = ("arrays", "sparse", "memmap", "dask", "torch")
+DTYPES = (np.float64, np.float32)
+
+
+def _blobs(dtype, n: int = 3000, d: int = 8, centers: int = 40) -> np.ndarray:
+    from .datasets import make_blobs
+
+    return make_blobs(n, centers=centers, n_features=d, random_state=0, dtype=dtype)[0]
+
+
+def _estimators(X) -> None:
+    """Every estimator path a first fit of X takes: the default annealed fit
+    (few and many clusters), the hard and softmax fits and their results for
+    new data, and the mini-batch fit."""
+    from .estimator import RBFKMeans
+    from .minibatch import MiniBatchRBFKMeans
+
+    for k in (3, 40):
+        RBFKMeans(k, random_state=0).fit(X)
+        hard = RBFKMeans(k, assignment="hard", random_state=0).fit(X)
+    hard.predict(X), hard.transform(X), hard.score(X)
+    soft = RBFKMeans(3, assignment="softmax", random_state=0).fit(X)
+    soft.predict_proba(X)
+    RBFKMeans(3, random_state=0).fit(X).predict_proba(X)
+    batches = MiniBatchRBFKMeans(3, random_state=0).fit(X)
+    batches.partial_fit(X[:500]).predict_proba(X)
+
+
+def _functional(X, C) -> None:
+    """The functional API: responsibilities, objective, gradient, step and
+    the statistics for each assignment; the logits' maps and their backward
+    passes; seeding and the annealing path."""
+    import fastrbfkm as api  # the package: its name objective is the function
+
+    for assignment in ("hard", "softmax", "entmax15"):
+        api.responsibilities(X, C, 0.5, assignment)
+        api.objective(X, C, 0.5, assignment)
+        api.gradient(X, C, 0.5, assignment)
+        api.step(X, C, 0.5, assignment)
+        api.sufficient_statistics(X, C, 0.5, assignment)
+    api.squared_distances(X, C)
+    api.kmeans_plusplus(X, 5, random_state=0)
+    api.critical_temperature(X, 5)
+    api.anneal(X, C, [1.0, 0.5])
+
+
+def _logits(dtype) -> None:
+    import fastrbfkm as api
+
+    Z = np.random.default_rng(0).normal(size=(40, 6)).astype(dtype)
+    pairs = ((api.softmax, api.softmax_backward), (api.entmax15, api.entmax15_backward))
+    for forward, backward in pairs:
+        backward(forward(Z), np.ones_like(Z))
+
+
+def _wide(X) -> None:
+    """A default fit of data wider than ``DENSE_MAX`` features, whose
+    principal axes come from Lanczos iterations, not a d x d scatter."""
+    from .estimator import RBFKMeans
+
+    RBFKMeans(3, random_state=0).fit(X)
+
+
+def _arrays(dtype) -> None:
+    from ._principal import DENSE_MAX
+
+    X = _blobs(dtype)
+    _estimators(X)
+    _functional(X, X[:5])
+    _logits(dtype)
+    _wide(_blobs(dtype, n=600, d=DENSE_MAX + 8, centers=3))
+
+
+def _sparse(dtype) -> None:
+    from scipy import sparse
+
+    from ._principal import DENSE_MAX
+
+    X = _blobs(dtype)
+    M = sparse.csr_matrix(np.where(X > 0, X, 0))
+    _estimators(M)
+    _functional(M, M[:5].toarray())
+    wide = _blobs(dtype, n=600, d=DENSE_MAX + 8, centers=3)
+    _wide(sparse.csr_matrix(np.where(wide > 2, wide, 0)))
+
+
+def _memmap(dtype) -> None:
+    """A file larger than the working memory, streamed block by block."""
+    from sklearn import config_context
+
+    from .estimator import RBFKMeans
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "X.npy")
+        np.save(path, _blobs(dtype, n=20_000))
+        X = np.load(path, mmap_mode="r")
+        with config_context(working_memory=0.5):
+            RBFKMeans(3, random_state=0).fit(X)
+            RBFKMeans(3, assignment="hard", random_state=0).fit(X)
+        del X
+
+
+def _dask(dtype) -> None:
+    import dask.array as da
+
+    from .estimator import RBFKMeans
+
+    X = da.from_array(_blobs(dtype, n=6000), chunks=2000)
+    RBFKMeans(3, random_state=0).fit(X).predict_proba(X).compute()
+    RBFKMeans(3, assignment="hard", random_state=0).fit(X).predict(X).compute()
+
+
+def _torch(dtype) -> None:
+    import torch
+
+    from .torch import RBFKMeansLayer
+
+    X = torch.as_tensor(_blobs(dtype, n=500)).requires_grad_()
+    for assignment in ("hard", "softmax", "entmax15"):
+        layer = RBFKMeansLayer(4, X.shape[1], sigma=1.0, assignment=assignment).to(X.dtype)
+        layer.init_from(X.detach())
+        (layer.loss(X) + layer(X)[:, 0].sum()).backward()
+
+
+_RUNS: dict[str, Callable] = {
+    "arrays": _arrays,
+    "sparse": _sparse,
+    "memmap": _memmap,
+    "dask": _dask,
+    "torch": _torch,
+}
+
+
+def available(kind: str) -> bool:
+    """Whether the optional package a kind needs is installed."""
+    module = {"dask": "dask.array", "torch": "torch"}.get(kind)
+    if module is None:
+        return True
+    import importlib.util
+
+    return importlib.util.find_spec(module.split(".")[0]) is not None
+
+
+def compile_kernels(
+    kinds: tuple[str, ...] = KINDS, report: Callable[[str], None] = print
+) -> list[tuple[str, float]]:
+    """Run the small fits of each kind of input in ``kinds`` for float64
+    and float32, reporting a line per kind; kinds whose optional package is
+    missing are reported and skipped. Returns ``(kind, seconds)`` of those run."""
+    import warnings
+
+    from ._threads import one_blas_thread
+
+    done = []
+    for kind in kinds:
+        if not available(kind):
+            report(f"{kind:7s} skipped: {kind} is not installed")
+            continue
+        start = time.perf_counter()
+        with (
+            warnings.catch_warnings(),
+            open(os.devnull, "w") as quiet,
+            contextlib.redirect_stderr(quiet),  # the compile announcement
+        ):
+            warnings.simplefilter("ignore")
+            for dtype in DTYPES:
+                one_blas_thread(_RUNS[kind])(dtype)
+        seconds = time.perf_counter() - start
+        report(f"{kind:7s} {seconds:6.1f} s")
+        done.append((kind, seconds))
+    return done
