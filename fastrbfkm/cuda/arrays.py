@@ -127,5 +127,3 @@ def device_weights(sample_weight, n: int):
     if not total > 0:
         raise ValueError("sample_weight must have a positive sum; the weights are all zero.")
     return w
-
-
