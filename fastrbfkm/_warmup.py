@@ -3,10 +3,11 @@
 numba compiles a kernel the first time it is called with a new kind of
 argument (float32 or float64, an array or a CSR matrix) and keeps the
 machine code in its on-disk cache (``cache=True``): a first fit of each kind
-of input waits 20-60 s on the compiler, and every later process loads the
-code in a fraction of a second. This module runs small fits of every kind
-the library takes, each entry point and assignment, so that a user's first
-fit of real data loads everything from the cache.
+of input waits about a minute on the compiler (61-76 s on 2 cores), and
+every later process loads the code in a fraction of a second. This module
+runs small fits of every kind the library takes, each entry point and
+assignment, so that a user's first fit of real data loads everything from
+the cache.
 
 It runs in one process, one kind after another: numba's cache is not safe
 when processes compile the same kernel at once (numba issue 4807).
@@ -15,9 +16,11 @@ when processes compile the same kernel at once (numba issue 4807).
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import os
 import tempfile
 import time
+import warnings
 from collections.abc import Callable
 
 import numpy as np
@@ -158,12 +161,8 @@ _RUNS: dict[str, Callable] = {
 
 def available(kind: str) -> bool:
     """Whether the optional package a kind needs is installed."""
-    module = {"dask": "dask.array", "torch": "torch"}.get(kind)
-    if module is None:
-        return True
-    import importlib.util
-
-    return importlib.util.find_spec(module.split(".")[0]) is not None
+    package = {"dask": "dask", "torch": "torch"}.get(kind)
+    return package is None or importlib.util.find_spec(package) is not None
 
 
 def compile_kernels(
@@ -172,8 +171,6 @@ def compile_kernels(
     """Run the small fits of each kind of input in ``kinds`` for float64
     and float32, reporting a line per kind; kinds whose optional package is
     missing are reported and skipped. Returns ``(kind, seconds)`` of those run."""
-    import warnings
-
     from ._threads import one_blas_thread
 
     done = []
