@@ -116,9 +116,9 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
         memory for it). "auto" is ``200 * n_clusters`` rows, at least 20000
         and at most 50000 (with many clusters the polish on the sample and
         then on every row costs less, and finds lower optima, than annealing
-        every row). None
-        anneals every row where it lives; the single-row transfers, which
-        visit the rows one at a time, then run only on numpy input.
+        every row). None anneals every row where it lives; the single-row
+        transfers, which visit the rows one at a time, then run only on data
+        in memory (numpy arrays and scipy.sparse matrices).
     tol : float, default=1e-4
         Convergence when the squared Frobenius shift of the centers in one
         iteration is at most ``tol`` times the mean feature variance
