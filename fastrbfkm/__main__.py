@@ -337,6 +337,39 @@ def cmd_compile(args: argparse.Namespace) -> None:
     start = time.perf_counter()
     compile_kernels(tuple(args.kinds), report=lambda line: print(line, flush=True))
     print(f"done in {time.perf_counter() - start:.1f} s")
+    installed = installed_elsewhere()
+    if installed is not None:
+        # numba caches beside the source: the installed copy needs its own
+        import subprocess
+        import tempfile
+
+        print(
+            f"this folder's fastrbfkm ({Path(__file__).parent}) is not the installed one "
+            f"({installed}): compiling that too",
+            flush=True,
+        )
+        with tempfile.TemporaryDirectory() as elsewhere:  # where no source folder shadows it
+            subprocess.run(
+                [sys.executable, "-m", "fastrbfkm", "compile", *args.kinds],
+                cwd=elsewhere,
+                check=True,
+            )
+
+
+def installed_elsewhere() -> Path | None:
+    """The folder of the installed fastrbfkm when the one running is another
+    copy (a source folder ahead of site-packages on ``sys.path``, as
+    ``python -m`` in a clone's root puts it), else None. An editable install
+    runs the source itself."""
+    from importlib import metadata
+
+    try:
+        init = Path(metadata.distribution("fastrbfkm").locate_file("fastrbfkm/__init__.py"))
+    except metadata.PackageNotFoundError:
+        return None
+    if init.is_file() and init.resolve() != Path(__file__).with_name("__init__.py").resolve():
+        return init.parent
+    return None
 
 
 class OneLineParser(argparse.ArgumentParser):

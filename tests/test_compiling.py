@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -158,3 +159,38 @@ def test_the_compile_command_takes_kinds_by_name(capsys):
     assert out[0].startswith("fastrbfkm compile: compiling the kernels")
     assert out[1].startswith("arrays ") and out[1].endswith(" s")
     assert out[2].startswith("done in") and len(out) == 3
+
+
+def test_compile_finds_the_installed_copy_a_source_folder_shadows(tmp_path, monkeypatch):
+    """``pip install .`` then ``python -m fastrbfkm compile`` in the clone's
+    root runs the source folder, whose kernels numba caches beside it: the
+    installed copy, which scripts elsewhere import, is found to compile too."""
+    from importlib import metadata
+
+    from fastrbfkm import __main__ as cli
+
+    installed = tmp_path / "site-packages" / "fastrbfkm"
+    installed.mkdir(parents=True)
+    (installed / "__init__.py").write_text("")
+
+    class Installed:
+        def locate_file(self, path):
+            return tmp_path / "site-packages" / path
+
+    monkeypatch.setattr(metadata, "distribution", lambda name: Installed())
+    assert cli.installed_elsewhere() == installed
+    # the running copy itself (an editable install), or none installed: nothing more
+    here = Path(cli.__file__).parent
+
+    class Editable:
+        def locate_file(self, path):
+            return here.parent / path
+
+    monkeypatch.setattr(metadata, "distribution", lambda name: Editable())
+    assert cli.installed_elsewhere() is None
+
+    def missing(name):
+        raise metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(metadata, "distribution", missing)
+    assert cli.installed_elsewhere() is None
