@@ -363,12 +363,13 @@ def installed_elsewhere() -> Path | None:
     runs the source itself."""
     from importlib import metadata
 
-    try:
-        init = Path(metadata.distribution("fastrbfkm").locate_file("fastrbfkm/__init__.py"))
-    except metadata.PackageNotFoundError:
-        return None
-    if init.is_file() and init.resolve() != Path(__file__).with_name("__init__.py").resolve():
-        return init.parent
+    running = Path(__file__).with_name("__init__.py").resolve()
+    # every copy's metadata on sys.path: a clone's root may hold its own
+    # (fastrbfkm.egg-info), found first
+    for dist in metadata.distributions(name="fastrbfkm"):
+        init = Path(dist.locate_file("fastrbfkm/__init__.py"))
+        if init.is_file() and init.resolve() != running:
+            return init.parent
     return None
 
 

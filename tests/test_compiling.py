@@ -173,24 +173,18 @@ def test_compile_finds_the_installed_copy_a_source_folder_shadows(tmp_path, monk
     installed.mkdir(parents=True)
     (installed / "__init__.py").write_text("")
 
-    class Installed:
-        def locate_file(self, path):
-            return tmp_path / "site-packages" / path
+    class Copy:
+        def __init__(self, root):
+            self.root = root
 
-    monkeypatch.setattr(metadata, "distribution", lambda name: Installed())
+        def locate_file(self, path):
+            return self.root / path
+
+    here = Path(cli.__file__).parent  # the running copy: a source folder's own metadata
+    found = [Copy(here.parent), Copy(tmp_path / "site-packages")]
+    monkeypatch.setattr(metadata, "distributions", lambda name: iter(found))
     assert cli.installed_elsewhere() == installed
-    # the running copy itself (an editable install), or none installed: nothing more
-    here = Path(cli.__file__).parent
-
-    class Editable:
-        def locate_file(self, path):
-            return here.parent / path
-
-    monkeypatch.setattr(metadata, "distribution", lambda name: Editable())
+    found.pop()  # only the running copy (an editable install), or none: nothing more
     assert cli.installed_elsewhere() is None
-
-    def missing(name):
-        raise metadata.PackageNotFoundError(name)
-
-    monkeypatch.setattr(metadata, "distribution", missing)
+    found.clear()
     assert cli.installed_elsewhere() is None
