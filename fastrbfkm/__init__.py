@@ -9,8 +9,6 @@ MiniBatchRBFKMeans, annealed over mini-batches.
 from __future__ import annotations
 
 import importlib
-import sys
-import types
 from typing import TYPE_CHECKING
 
 #: Where each public name lives. They are imported at first use, so
@@ -22,27 +20,26 @@ _PUBLIC = {
     "critical_temperature": "annealing",
     "RBFKMeans": "estimator",
     "MiniBatchRBFKMeans": "minibatch",
-    "entmax15": "objective",
-    "entmax15_backward": "objective",
-    "gradient": "objective",
-    "objective": "objective",
-    "responsibilities": "objective",
-    "softmax": "objective",
-    "softmax_backward": "objective",
-    "squared_distances": "objective",
-    "step": "objective",
-    "sufficient_statistics": "objective",
+    "entmax15": "functional",
+    "entmax15_backward": "functional",
+    "gradient": "functional",
+    "objective": "functional",
+    "responsibilities": "functional",
+    "softmax": "functional",
+    "softmax_backward": "functional",
+    "squared_distances": "functional",
+    "step": "functional",
+    "sufficient_statistics": "functional",
     "kmeans_plusplus": "seeding",
 }
 
 #: Submodules a user imports by name (optional dependencies: torch, dask, cuda).
-_SUBMODULES = ("cuda", "dask", "datasets", "paper", "torch")
+_SUBMODULES = ("cuda", "dask", "datasets", "functional", "paper", "plotting", "torch")
 
 if TYPE_CHECKING:
     from .annealing import AnnealPath, anneal, critical_temperature
     from .estimator import RBFKMeans
-    from .minibatch import MiniBatchRBFKMeans
-    from .objective import (
+    from .functional import (
         entmax15,
         entmax15_backward,
         gradient,
@@ -54,28 +51,22 @@ if TYPE_CHECKING:
         step,
         sufficient_statistics,
     )
+    from .minibatch import MiniBatchRBFKMeans
     from .seeding import kmeans_plusplus
 
 
-class _Package(types.ModuleType):
-    """The package's module object: a public name is looked up in its
-    submodule, imported at first use. (A module ``__getattr__`` would not do:
-    importing the submodule ``objective`` sets the package's attribute
-    ``objective`` to that module, which would then hide the function.)"""
-
-    def __getattribute__(self, name: str):
-        where = _PUBLIC.get(name)
-        if where is not None:
-            return getattr(importlib.import_module(f"{__name__}.{where}"), name)
-        return super().__getattribute__(name)
-
-    def __dir__(self) -> list[str]:
-        """The public names and the public submodules, as ``import *`` and a
-        user's tab completion should see them (not the helpers imported here)."""
-        return sorted(set(__all__) | set(_SUBMODULES))
+def __getattr__(name: str):
+    """A public name, looked up in its submodule, imported at first use."""
+    where = _PUBLIC.get(name)
+    if where is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{where}"), name)
 
 
-sys.modules[__name__].__class__ = _Package
+def __dir__() -> list[str]:
+    """The public names and the public submodules, as ``import *`` and a
+    user's tab completion should see them (not the helpers imported here)."""
+    return sorted(set(__all__) | set(_SUBMODULES))
 
 __version__ = "0.1.0"
 

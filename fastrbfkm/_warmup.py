@@ -58,7 +58,7 @@ def _functional(X, C) -> None:
     """The functional API: responsibilities, objective, gradient, step and
     the statistics for each assignment; the logits' maps and their backward
     passes; seeding and the annealing path."""
-    import fastrbfkm as api  # the package: its name objective is the function
+    import fastrbfkm as api
 
     for assignment in ("hard", "softmax", "entmax15"):
         api.responsibilities(X, C, 0.5, assignment)

@@ -38,8 +38,7 @@ from ._rows import InMemoryRows
 from ._threads import one_blas_thread
 from .annealing import AnnealPath, anneal, critical_temperature
 from .datasets import make_blobs, make_circles, make_moons, make_spiral
-from .lloyd import run_lloyd
-from .objective import (
+from .functional import (
     entmax15,
     gradient,
     softmax,
@@ -47,6 +46,7 @@ from .objective import (
     step,
     sufficient_statistics,
 )
+from .lloyd import run_lloyd
 from .seeding import kmeans_plusplus
 
 ASSIGNMENTS = ("softmax", "entmax15")

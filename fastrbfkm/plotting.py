@@ -10,7 +10,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 
-from .objective import responsibilities
+from .functional import responsibilities
 
 
 def paper_figures(file: Path, name: str, X: np.ndarray, runs) -> None:

@@ -126,3 +126,23 @@ def test_dir_of_the_package_lists_only_public_names():
     assert not names & {"TYPE_CHECKING", "annotations", "importlib", "sys", "types"}
     assert set(fastrbfkm.__all__) <= names
     assert all(not name.startswith("_") or name == "__version__" for name in names)
+
+
+def test_public_functions_are_not_hidden_by_submodules():
+    """Importing a submodule sets an attribute of the package of the same
+    name: no public name may be spelt like a submodule, or importing that
+    submodule would replace the function by the module."""
+    import importlib
+    import types
+
+    import fastrbfkm
+
+    for module in sorted(GRAPH):
+        if module.startswith("fastrbfkm.") and module.count(".") == 1:
+            try:
+                importlib.import_module(module)
+            except ImportError:  # an optional dependency (torch) is missing
+                continue
+    for name in fastrbfkm.__all__:
+        assert not isinstance(getattr(fastrbfkm, name), types.ModuleType), name
+    assert callable(fastrbfkm.objective)

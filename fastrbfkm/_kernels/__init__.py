@@ -1,7 +1,7 @@
 """Numba CPU kernels: pure functions on validated, C-contiguous float arrays.
 
 Nothing here validates its input; the public functions in
-:mod:`fastrbfkm.objective` do that once, at the boundary.
+:mod:`fastrbfkm.functional` do that once, at the boundary.
 """
 
 import functools
