@@ -33,8 +33,10 @@ _PUBLIC = {
     "kmeans_plusplus": "seeding",
 }
 
-#: Submodules a user imports by name (optional dependencies: torch, dask, cuda).
-_SUBMODULES = ("cuda", "dask", "datasets", "functional", "paper", "plotting", "torch")
+#: Submodules a user imports by name (optional dependencies: torch, cuda,
+#: matplotlib), all in the API reference. (``fastrbfkm.dask`` is the rows
+#: source behind dask input, used through the estimators and functions.)
+_SUBMODULES = ("cuda", "datasets", "functional", "paper", "plotting", "torch")
 
 if TYPE_CHECKING:
     from .annealing import AnnealPath, anneal, critical_temperature

@@ -183,7 +183,7 @@ class RBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
         fraction and iterations used (see :class:`fastrbfkm.AnnealPath`).
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Names of the features, when X has string column names.
 
     Notes

@@ -387,6 +387,7 @@ class RBFKMeansLayer(nn.Module):
         return self
 
     def extra_repr(self) -> str:
+        """The layer's shape, temperature and assignment, for ``repr(layer)``."""
         k, d = self.centers.shape
         return (
             f"n_clusters={k}, n_features={d}, sigma={self.sigma:g}, assignment={self.assignment!r}"

@@ -141,7 +141,7 @@ def test_deep_clustering_example_runs(tmp_path):
     import sys
     from pathlib import Path
 
-    script = Path(__file__).parents[1] / "examples" / "deep_clustering.py"
+    script = Path(__file__).parents[1] / "examples" / "plot_deep_clustering.py"
     out = subprocess.run(
         [sys.executable, str(script), "--seeds", "1", "--epochs", "2"],
         capture_output=True,

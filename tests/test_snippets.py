@@ -1,4 +1,5 @@
-"""Every Python snippet of README.md runs as written.
+"""Every Python snippet of README.md and of the documentation's pages
+(``docs/**/*.md``) runs as written.
 
 Each ```python block is run in a fresh namespace, in a temporary working
 directory (the memmap snippet writes ``X.npy``). Skipped, with the reason
@@ -18,25 +19,28 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
+PAGES = [README, *sorted(p for p in (ROOT / "docs").rglob("*.md") if "_build" not in p.parts)]
 
 
-def snippets() -> list[tuple[str, str]]:
-    """``(id, code)`` of every ```python block, the id from its section heading."""
-    text = README.read_text(encoding="utf-8")
+def snippets(page: Path) -> list[tuple[str, str]]:
+    """``(id, code)`` of every ```python block of a page, the id from the
+    page's name and the block's section heading."""
+    text = page.read_text(encoding="utf-8")
     found = []
     for match in re.finditer(r"^```python\n(.*?)^```", text, flags=re.S | re.M):
         headings = re.findall(r"^#{1,4} (.+)$", text[: match.start()], flags=re.M)
         name = re.sub(r"\W+", "-", headings[-1] if headings else "top").strip("-").lower()
-        found.append((name, match.group(1)))
+        found.append((f"{page.stem.lower()}:{name}", match.group(1)))
     return found
 
 
-SNIPPETS = snippets()
+SNIPPETS = [snippet for page in PAGES for snippet in snippets(page)]
 
 
-def test_the_readme_has_its_snippets():
+def test_the_pages_have_their_snippets():
     # A renamed fence would silently drop a snippet from the test below.
-    assert len(SNIPPETS) >= 6
+    assert len(snippets(README)) >= 4
+    assert len(SNIPPETS) >= 12
 
 
 def needs_gpu(code: str) -> bool:
@@ -74,4 +78,4 @@ def test_snippet_runs_as_written(code, tmp_path, monkeypatch):
         )
         assert done.returncode == 0, done.stderr[-4000:]
         return
-    exec(compile(code, str(README), "exec"), {"__name__": "readme_snippet"})
+    exec(compile(code, "<snippet>", "exec"), {"__name__": "docs_snippet"})

@@ -1,6 +1,10 @@
-"""Joint representation learning and clustering on scikit-learn's digits.
+"""
+Deep clustering: K-Means inside a neural network
+================================================
 
-A small autoencoder is trained on reconstruction, then either
+Joint representation learning and clustering on scikit-learn's digits with
+:class:`fastrbfkm.torch.RBFKMeansLayer`. A small autoencoder is trained on
+reconstruction, then either
 
 - two-stage (the baseline): trained on reconstruction for as many more epochs,
   then K-Means (``KMeans(n_init=10)``) on its codes; or
@@ -10,9 +14,10 @@ A small autoencoder is trained on reconstruction, then either
   nearest centers.
 
 Accuracy (Hungarian-matched), NMI and ARI against the true digits, mean and
-standard deviation over seeds. Runs offline on the CPU in about a minute.
+standard deviation over seeds, and a figure of both. Runs offline on the CPU
+(about 25 s with the defaults on a 2-core machine).
 
-Usage: ``python examples/deep_clustering.py [--seeds 5] [--epochs 40] [--weight 0.1]``
+Usage: ``python examples/plot_deep_clustering.py [--seeds 5] [--epochs 40] [--weight 0.1]``
 """
 
 from __future__ import annotations
@@ -152,6 +157,25 @@ def main() -> None:
             + " | ".join(f"{m:.3f} +- {s:.3f}" for m, s in zip(mean, std, strict=True))
             + " |"
         )
+    figure(table)
+
+
+def figure(table) -> None:
+    """Bars of the three scores, mean and standard deviation over the seeds."""
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError:  # the table above is the result; the figure is optional
+        return
+    _, ax = plt.subplots(figsize=(6.5, 4))
+    x = np.arange(3)
+    for i, name in enumerate(["two-stage (AE, then KMeans)", "joint (AE + rbf_kmeans_loss)"]):
+        mean, std = table[:, i].mean(0), table[:, i].std(0)
+        ax.bar(x + 0.4 * i - 0.2, mean, 0.38, yerr=std, capsize=4, label=name)
+    ax.set_xticks(x, ["accuracy", "NMI", "ARI"])
+    ax.set_ylim(0, 1)
+    ax.set_title(f"digits, {len(table)} seed(s)")
+    ax.legend(loc="lower right")
+    plt.show()
 
 
 if __name__ == "__main__":
