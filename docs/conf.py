@@ -49,7 +49,14 @@ myst_enable_extensions = ["dollarmath"]
 
 # The API reference: one page per public name, from its numpydoc docstring.
 autosummary_generate = True
-autodoc_default_options = {"members": True, "inherited-members": False}
+# Members inherited from the package's own bases (BaseRBFKMeans: predict, score,
+# ...) are documented on each estimator; those of scikit-learn's and torch's
+# bases are theirs.
+autodoc_default_options = {
+    "members": True,
+    "inherited-members": "BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, "
+    "ClusterMixin, _MetadataRequester, _SetOutputMixin, Module",
+}
 autodoc_typehints = "none"  # the numpydoc sections already give the types
 # autodoc documents the members; scikit-learn's generated metadata-routing
 # methods (set_fit_request, ...) are scikit-learn's API, not ours.

@@ -48,6 +48,7 @@ from sklearn.utils.validation import validate_data
 
 from ._rows import InMemoryRows, Rows, SparseRows
 from ._streaming import StreamedRows, streams
+from ._tunables import AUTO_MIN_WORK
 from ._validation import (
     as_csr,
     as_float_array,
@@ -57,11 +58,6 @@ from ._validation import (
 )
 
 BACKENDS = ("auto", "cpu", "cuda")
-
-#: Multiply-adds of one pass (n * d * k) from which "auto" sends host data
-#: to a GPU: a few milliseconds of a 2-core CPU, about what copying such a
-#: matrix to the device and starting the kernels costs. Not yet tuned on a GPU.
-AUTO_MIN_WORK = 1 << 26
 
 
 def check_backend(backend) -> str:

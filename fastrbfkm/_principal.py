@@ -21,20 +21,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-#: Most features for which the scatter matrices are formed.
-DENSE_MAX = 128
-#: Most Lanczos steps (passes over X) per eigenpair.
-LANCZOS_STEPS = 20
-#: Lanczos steps of a rough estimate (``rough=True`` of the rows sources'
-#: ``principal``): a lower bound of each largest eigenvalue and its Ritz
-#: vector, enough to rank and place the swap moves of a fit, which are then
-#: kept only when they lower the inertia. The work of the steps grows with
-#: their square (each is reorthogonalized against the earlier ones).
-ROUGH_STEPS = 4
-#: A Ritz pair is taken once its residual is at most this times its value.
-LANCZOS_RTOL = 1e-6
-#: Most float64 entries of the Lanczos bases held at once (256 MiB).
-BASIS_BUDGET = 1 << 25
+from ._tunables import BASIS_BUDGET, LANCZOS_RTOL, LANCZOS_STEPS
 
 
 def signed(axes: np.ndarray) -> np.ndarray:

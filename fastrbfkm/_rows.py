@@ -36,12 +36,16 @@ from typing import NamedTuple
 import numpy as np
 
 from . import _kernels as K
-from ._principal import (
+from ._principal import dense_eigenpairs, lanczos_eigenpairs
+from ._tunables import (
     DENSE_MAX,
     LANCZOS_STEPS,
+    MOMENT_ENTRIES,
+    MOMENT_ROWS,
+    MOVER_RATIO,
+    MOVERS_SHARE,
+    PRUNE_MIN_CLUSTERS,
     ROUGH_STEPS,
-    dense_eigenpairs,
-    lanczos_eigenpairs,
 )
 from ._validation import check_centers
 from .seeding import initial_centers
@@ -55,12 +59,6 @@ class Moments(NamedTuple):
     mean: np.ndarray  # (d,)
     variance: np.ndarray  # (d,) per feature
     covariance: np.ndarray | None  # (d, d); None above DENSE_MAX features
-
-
-#: Most rows, and most float64 entries, of the sub-blocks the moments convert
-#: X into (the entries bound wide rows).
-MOMENT_ROWS = 1 << 16
-MOMENT_ENTRIES = 1 << 22
 
 
 def _moments_block(X, w, offset, weighted):
@@ -299,9 +297,6 @@ class Bounds:
     centers: np.ndarray | None = None
 
 
-#: Pruned hard passes from this many centers on (fewer: every distance is
-#: cheap, and most rows fail their bound anyway).
-PRUNE_MIN_CLUSTERS = 16
 #: Terms, beyond d, in the rounding error bound of an expanded squared distance.
 ROUNDING_TERMS = 8
 
@@ -309,14 +304,6 @@ ROUNDING_TERMS = 8
 def center_moves(C: np.ndarray, previous: np.ndarray) -> np.ndarray:
     """How far every center moved, as an upper bound of the true distance."""
     return np.sqrt(((C - previous) ** 2).sum(axis=1)) * (1.0 + 1e-12)
-
-
-#: Centers whose shift is above this many times the shift of the
-#: ``k / MOVERS_SHARE``-th farthest-moved are movers (at most that many) in
-#: a pruned pass: its bounds ignore them and every row's distances to them
-#: are formed instead.
-MOVER_RATIO = 4.0
-MOVERS_SHARE = 16
 
 
 def movers(shift: np.ndarray) -> np.ndarray:

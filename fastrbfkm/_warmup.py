@@ -90,7 +90,7 @@ def _wide(X) -> None:
 
 
 def _arrays(dtype) -> None:
-    from ._principal import DENSE_MAX
+    from ._tunables import DENSE_MAX
 
     X = _blobs(dtype)
     _estimators(X)
@@ -102,7 +102,7 @@ def _arrays(dtype) -> None:
 def _sparse(dtype) -> None:
     from scipy import sparse
 
-    from ._principal import DENSE_MAX
+    from ._tunables import DENSE_MAX
 
     X = _blobs(dtype)
     M = sparse.csr_matrix(np.where(X > 0, X, 0))

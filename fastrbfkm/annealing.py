@@ -24,6 +24,13 @@ from . import _kernels as K
 from ._backend import open_rows
 from ._rows import Rows
 from ._threads import one_blas_thread
+from ._tunables import (
+    MAX_TEMPERATURES,
+    MERGE_RADIUS,
+    SOFTMAX_HARD_TOL,
+    SPLIT_MARGIN,
+    SPLIT_OPENING_GROWTH,
+)
 from ._validation import (
     ASSIGNMENTS,
     as_float_array,
@@ -34,17 +41,6 @@ from ._validation import (
 
 #: The public API; the rest serves the estimator and the paper's run.
 __all__ = ["AnnealPath", "anneal", "critical_temperature"]
-
-#: Active centers closer than this times sqrt(sigma) are merged into one.
-MERGE_RADIUS = 1e-2
-#: Softmax rows count as hard when the mass off the winner is at most this.
-SOFTMAX_HARD_TOL = 1e-12
-#: A center splits only when its critical temperature is above the next
-#: temperature by more than this (relative): right after the start just above
-#: sigma_c the two are equal in exact arithmetic (softmax, and entmax15 with
-#: k = 2), and the side on which rounding falls must not decide the split
-#: (it differs with the order of summation, e.g. over Dask chunks).
-SPLIT_MARGIN = 1e-9
 
 
 @dataclass
@@ -184,11 +180,6 @@ def critical_temperature(
         raise ValueError(f"n_clusters must be a positive integer; got {n_clusters}.")
     rows = open_rows(X, sample_weight, "cpu", fit=True)
     return critical_from_variance(rows.largest_variance(rows.moments()), int(n_clusters), mode)
-
-
-#: Most temperatures a schedule may have (a cooling factor so close to 1
-#: that it needs more is refused rather than allocated).
-MAX_TEMPERATURES = 100_000
 
 
 def geometric_schedule(start: float, stop: float, cooling: float) -> np.ndarray:
@@ -353,7 +344,7 @@ def _converge(rows, A, sigma, mode, max_iter, tol, floor, fresh):
         shift = float(((new - A) ** 2).sum())
         # A fresh split is still opening up while its gap keeps growing.
         widths = np.linalg.norm(new[fresh[:, 0]] - new[fresh[:, 1]], axis=1)
-        opening = bool((widths > 1.01 * gap).any())
+        opening = bool((widths > SPLIT_OPENING_GROWTH * gap).any())
         gap = widths
         settled = shift <= previous or shift <= floor
         if it >= 2 and shift <= tol and settled and not opening:

@@ -35,6 +35,7 @@ from dask.delayed import delayed
 from . import _kernels as K
 from ._rows import PASSES, BlockRows
 from ._threads import one_blas_thread
+from ._tunables import FAN_IN
 from ._validation import (
     as_float_array,
     check_sample_weight,
@@ -153,11 +154,6 @@ def _chunk(X: np.ndarray, check: bool, fitting: bool = False) -> np.ndarray:
 def _block_task(name: str, check: bool, fitting: bool, X, w, offset: int, *args):
     X = _chunk(X, check, fitting)
     return _on_kernels(PASSES[name].block, X, np.ascontiguousarray(w), offset, *args)
-
-
-#: Partials combined by one task of the reduction tree (as ``split_every`` in
-#: dask's reductions): few levels, each task still small.
-FAN_IN = 8
 
 
 def _combine_task(name: str, *parts):

@@ -16,6 +16,15 @@ import numpy as np
 
 from . import _kernels as K
 from ._rows import Rows
+from ._tunables import (
+    BATCH_CELLS,
+    MANY_CLUSTERS,
+    MIN_ROUND_GAIN,
+    MIN_SWAP_GAIN,
+    NEIGHBOURS,
+    ONE_MOVE_ROUNDS,
+    PARTNERS,
+)
 
 #: Used by the estimator and the paper's run; not part of the public API.
 __all__ = ["LloydResult", "improve_by_swaps", "improve_by_transfers", "run_lloyd"]
@@ -93,26 +102,6 @@ def run_lloyd(
     return LloydResult(C, inertia, n_iter, counts)
 
 
-#: From this many centers on, the swap search makes many moves a round
-#: (:func:`_moves_at_once`), with a bounded number of rounds.
-MANY_CLUSTERS = 128
-#: Moves a round with many centers: at most one per this many centers.
-BATCH_CELLS = 32
-#: With many centers, the search stops after a round that lowered the
-#: inertia by less than this (relative).
-MIN_ROUND_GAIN = 2e-3
-#: Moves of one round conflict when a center of one is among the nearest
-#: this many centers of a center of the other.
-NEIGHBOURS = 4
-#: One move a round: at most this many rounds more than log2(k). On the
-#: problems of bench/fit_suite.py and bench/quality.py --sweep the search
-#: never kept more than 2 moves.
-ONE_MOVE_ROUNDS = 2
-#: Free centers r, cheapest first, tried for each cell s when moves are
-#: made many at once.
-PARTNERS = 16
-
-
 def improve_by_swaps(
     rows: Rows, start: LloydResult, max_iter: int, tol: float, candidates: int = 8
 ) -> LloydResult:
@@ -170,7 +159,7 @@ def improve_by_swaps(
         for r, s in zip(*np.unravel_index(order[:candidates], net.shape), strict=True):
             trial = run_lloyd(rows, _moved(C, [(r, s)], spread, axes, rows.dtype), max_iter, tol)
             n_iter += trial.n_iter
-            if trial.inertia < best.inertia * (1.0 - 1e-12):
+            if trial.inertia < best.inertia * (1.0 - MIN_SWAP_GAIN):
                 best, improved = trial, True
                 break
         if not improved:

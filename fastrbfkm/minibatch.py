@@ -32,44 +32,34 @@ from typing import ClassVar
 
 import numpy as np
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import validate_data
 
 from . import _kernels as K
+from ._base import BaseRBFKMeans
 from ._rows import InMemoryRows, Rows, in_memory
 from ._threads import one_blas_thread
+from ._tunables import (
+    COLD_GAP,
+    MAX_HOLDS,
+    MERGE_RADIUS,
+    OPENING,
+    POLISH_ITER,
+    POLISH_TOL,
+    SPLIT_MARGIN,
+    SPLIT_STEP,
+)
 from ._validation import ASSIGNMENTS
 from .annealing import (
-    MERGE_RADIUS,
-    SPLIT_MARGIN,
     candidates,
     critical_from_variance,
     is_hard,
     merge_copies,
     split_unstable,
 )
-from .estimator import RBFKMeans
 from .lloyd import improve_by_swaps, run_lloyd
 
 __all__ = ["MiniBatchRBFKMeans", "online_update"]
-
-#: A split moves the two centers this many standard deviations (along the
-#: principal axis of the center's rows) apart: larger than the full fit's
-#: nudge, since a moving average over batches opens a split more slowly than
-#: converged soft Lloyd steps do.
-SPLIT_STEP = 1.0
-#: A fresh split is still opening while its gap grows by more than this over
-#: a temperature's batches; the temperature is then held, at most MAX_HOLDS
-#: times in a row.
-OPENING = 0.05
-MAX_HOLDS = 10
-#: The annealing ends, once every center is active, when the batch's free
-#: energy is within this fraction of its inertia (or every row was hard).
-#: The polish at the end of the annealing (:meth:`_end_annealing`): most
-#: Lloyd iterations a run, and scikit-learn's relative tolerance.
-POLISH_ITER = 100
-POLISH_TOL = 1e-4
-COLD_GAP = 1e-3
 
 
 def online_update(C: np.ndarray, counts: np.ndarray, N: np.ndarray, S: np.ndarray) -> None:
@@ -80,7 +70,7 @@ def online_update(C: np.ndarray, counts: np.ndarray, N: np.ndarray, S: np.ndarra
     C[live] += (S[live] - N[live, None] * C[live]) / counts[live, None]
 
 
-class MiniBatchRBFKMeans(RBFKMeans):
+class MiniBatchRBFKMeans(BaseRBFKMeans):
     """K-Means as the zero-temperature limit of an RBF network, on mini-batches.
 
     The online form of :class:`RBFKMeans`: each batch runs one fused soft
@@ -193,22 +183,13 @@ class MiniBatchRBFKMeans(RBFKMeans):
     """
 
     _parameter_constraints: ClassVar[dict] = {
-        "n_clusters": [Interval(numbers.Integral, 1, None, closed="left")],
-        "assignment": [StrOptions(set(ASSIGNMENTS))],
-        "sigma": [StrOptions({"auto"}), Interval(numbers.Real, 0, None, closed="neither")],
-        "cooling": [Interval(numbers.Real, 0, 1, closed="neither")],
+        **BaseRBFKMeans._shared_constraints,
         "anneal_batches": [Interval(numbers.Integral, 1, None, closed="left")],
-        "init": [StrOptions({"k-means++", "random"}), callable, "array-like"],
         "batch_size": [Interval(numbers.Integral, 1, None, closed="left")],
-        "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
         "max_no_improvement": [None, Interval(numbers.Integral, 1, None, closed="left")],
-        "tol": [Interval(numbers.Real, 0, None, closed="left")],
         "init_size": [None, Interval(numbers.Integral, 1, None, closed="left")],
         "reassignment_ratio": [Interval(numbers.Real, 0, None, closed="left")],
         "full_step": ["boolean"],
-        "random_state": ["random_state"],
-        "verbose": ["verbose"],
-        "backend": [StrOptions({"auto", "cpu", "cuda"})],
     }
 
     def __init__(
@@ -247,9 +228,6 @@ class MiniBatchRBFKMeans(RBFKMeans):
         self.random_state = random_state
         self.verbose = verbose
         self.backend = backend
-
-    # The parameters RBFKMeans's checks read and this estimator does not have.
-    sigma_min = None
 
     # ------------------------------------------------------------------- fit
 

@@ -340,7 +340,8 @@ def write_results(runs: list[Run], out: Path, settings: Settings) -> None:
         "over 8 soft steps; the "
         "annealing's first temperature with two distinct centers is listed for comparison (it "
         "splits spare copies one at a time, a pair being unstable below 2 lambda_max for "
-        "softmax and 2 sqrt(2) lambda_max for entmax15; see 'Critical temperatures' in the documentation's conventions page).",
+        "softmax and 2 sqrt(2) lambda_max for entmax15; see 'Critical temperatures' in "
+        "the documentation's conventions page).",
         "",
         "| data | assignment | predicted | measured | measured / predicted "
         "| annealing's first split |",

@@ -18,14 +18,10 @@ from typing import Protocol
 import numpy as np
 
 from . import _kernels as K
+from ._tunables import OVERSAMPLING, ROUNDS, SEEDING_CALL_WORK
 from ._validation import as_csr, as_float_array, check_generator, check_sample_weight, is_sparse
 
 __all__ = ["kmeans_parallel", "kmeans_plusplus", "scalable_initial_centers", "seed_indices"]
-
-#: k-means||: expected candidates drawn per round, per center (l = 2k).
-OVERSAMPLING = 2.0
-#: k-means||: oversampling rounds (Bahmani et al. find 5 enough).
-ROUNDS = 5
 
 
 class Source(Protocol):
@@ -106,11 +102,6 @@ def kmeans_parallel(rows: Source, k: int, rng: np.random.Generator) -> np.ndarra
         return np.resize(distinct, (k, C.shape[1])) if distinct.shape[0] < k else distinct[:k]
     weights = rows.stats(C, 0.0, K.HARD)[0]
     return C[seed_indices(C, k, weights, rng)].copy()
-
-
-#: Most row-distance terms (rows x trials x features x seeds) one kernel call
-#: of k-means++ computes: Ctrl-C is handled between calls.
-SEEDING_CALL_WORK = 1 << 27
 
 
 def seed_indices(X: np.ndarray, k: int, w: np.ndarray, rng: np.random.Generator) -> np.ndarray:

@@ -25,7 +25,8 @@ import pytest
 import fastrbfkm as fk
 from fastrbfkm import _kernels as K
 from fastrbfkm import cuda as fcuda
-from fastrbfkm._backend import AUTO_MIN_WORK, choose
+from fastrbfkm._backend import choose
+from fastrbfkm._tunables import AUTO_MIN_WORK
 
 from . import naive
 from .helpers import make_problem, tolerance

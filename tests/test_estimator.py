@@ -443,9 +443,9 @@ def test_swaps_fix_a_misallocated_lloyd_fixed_point():
 
 def test_swaps_with_many_clusters_move_many_centers_a_round_within_a_bounded_cost():
     from fastrbfkm._rows import InMemoryRows
+    from fastrbfkm._tunables import MANY_CLUSTERS
     from fastrbfkm.datasets import make_blobs as blobs
     from fastrbfkm.lloyd import (
-        MANY_CLUSTERS,
         _apart_regions,
         improve_by_swaps,
         improve_by_transfers,

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from fastrbfkm import _kernels as K
-from fastrbfkm import _principal, _rows
+from fastrbfkm import _principal, _rows, _tunables
 from fastrbfkm._rows import InMemoryRows
 from fastrbfkm._streaming import StreamedRows
 
@@ -92,7 +92,7 @@ def test_lanczos_edge_cases(monkeypatch):
 
 
 def test_wide_moments_keep_only_the_variances():
-    d = _principal.DENSE_MAX + 1
+    d = _tunables.DENSE_MAX + 1
     X, _, w = make_problem(300, d, 2, offset=30.0)
     moments = InMemoryRows(X, w).moments()
     assert moments.covariance is None
@@ -102,7 +102,7 @@ def test_wide_moments_keep_only_the_variances():
 
 
 def test_largest_variance_of_wide_data():
-    d = _principal.DENSE_MAX + 44
+    d = _tunables.DENSE_MAX + 44
     X, _, w = anisotropic(400, d, 1, seed=3)
     rows = InMemoryRows(X, w)
     want = np.linalg.eigvalsh(np.cov(X.T, aweights=w, bias=True))[-1]

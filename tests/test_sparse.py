@@ -10,8 +10,8 @@ import fastrbfkm as fk
 from fastrbfkm import _kernels as K
 from fastrbfkm._backend import open_rows
 from fastrbfkm._kernels.chunks import MIN_CHUNK_ROWS
-from fastrbfkm._principal import DENSE_MAX
 from fastrbfkm._rows import InMemoryRows, SparseRows
+from fastrbfkm._tunables import DENSE_MAX
 from fastrbfkm._validation import as_csr
 
 from . import naive

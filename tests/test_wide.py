@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from fastrbfkm import RBFKMeans
-from fastrbfkm._principal import LANCZOS_STEPS
+from fastrbfkm._tunables import LANCZOS_STEPS
 
 #: Far above the slowest honest run; a fit that formed d x d matrices would
 #: swap rather than fail on a machine with enough virtual memory.

@@ -1,0 +1,158 @@
+"""The library's tunable constants, in one place, each with what it trades.
+
+Every value here was chosen by measurement (``bench/README.md`` has the
+history); changing one changes results or speed, never correctness. The
+modules that use a constant import it by name, so a test may still patch it
+where it is used (``monkeypatch.setattr(fastrbfkm.lloyd, "MANY_CLUSTERS", 4)``).
+Block sizes and thresholds inside the kernels stay in ``fastrbfkm._kernels``
+(kernel files import only kernels).
+"""
+
+from __future__ import annotations
+
+# ----------------------------------------------------------------- annealing
+# (fastrbfkm.annealing, fastrbfkm.estimator)
+
+#: Active centers closer than this times sqrt(sigma) are merged into one.
+#: Larger merges splits that have not yet opened; smaller keeps near-copies
+#: that cost a soft pass each and will only merge later.
+MERGE_RADIUS = 1e-2
+#: Softmax rows count as hard when the mass off the winner is at most this:
+#: the annealing stops there. Smaller costs temperatures for no visible
+#: change of the centers (softmax is never exactly one-hot).
+SOFTMAX_HARD_TOL = 1e-12
+#: A center splits only when its critical temperature is above the next
+#: temperature by more than this (relative): right after the start just above
+#: sigma_c the two are equal in exact arithmetic (softmax, and entmax15 with
+#: k = 2), and the side on which rounding falls must not decide the split
+#: (it differs with the order of summation, e.g. over Dask chunks).
+SPLIT_MARGIN = 1e-9
+#: A fresh split is still opening while the distance between its two
+#: centers grows by more than this factor in a soft step; the temperature
+#: is not left before it stops. Closer to 1 holds temperatures longer.
+SPLIT_OPENING_GROWTH = 1.01
+#: Most temperatures a schedule may have (a cooling factor so close to 1
+#: that it needs more is refused rather than allocated).
+MAX_TEMPERATURES = 100_000
+#: RMS size of the symmetry-breaking nudge, relative to the data's spread:
+#: large enough to survive rounding, small enough not to bias the split.
+PERTURBATION = 1e-3
+#: Most soft steps at a temperature once every center is active, in an
+#: annealing that ``refine`` finishes (see ``anneal_steps``): more steps
+#: follow the soft solution closer at a linear cost, which the hard polish
+#: makes up for anyway.
+TAIL_STEPS = 10
+#: ``anneal_size="auto"``: ``ANNEAL_ROWS_PER_CENTER`` rows a center, at
+#: least ``ANNEAL_ROWS_MIN`` and at most ``ANNEAL_ROWS_MAX``. The cap keeps
+#: a soft pass's cost linear in k; with many centers the polish on the
+#: sample (cheap Lloyd runs and swap rounds) and Lloyd and the swaps on
+#: every row then find lower optima than annealing every row (k = 1024 on
+#: 100000 x 32: 0.988 of KMeans(n_init=1)'s inertia in 11.8 s, against
+#: 0.992 in 16.0 s).
+ANNEAL_ROWS_PER_CENTER = 200
+ANNEAL_ROWS_MIN = 20_000
+ANNEAL_ROWS_MAX = 50_000
+
+# -------------------------------------------------------- swap moves (lloyd)
+
+#: From this many centers on, the swap search makes many moves a round
+#: (``lloyd._moves_at_once``), with a bounded number of rounds; below it,
+#: one move a round, the best of the ranked candidates.
+MANY_CLUSTERS = 128
+#: Moves a round with many centers: at most one per this many centers.
+#: Fewer moves a round are safer, more make fewer rounds (each a Lloyd run).
+BATCH_CELLS = 32
+#: With many centers, the search stops after a round that lowered the
+#: inertia by less than this (relative): the last rounds' gains are small
+#: and each costs a Lloyd run.
+MIN_ROUND_GAIN = 2e-3
+#: Moves of one round conflict when a center of one is among the nearest
+#: this many centers of a center of the other.
+NEIGHBOURS = 4
+#: One move a round: at most this many rounds more than log2(k). On the
+#: problems of bench/fit_suite.py and bench/quality.py --sweep the search
+#: never kept more than 2 moves.
+ONE_MOVE_ROUNDS = 2
+#: Free centers r, cheapest first, tried for each cell s when moves are
+#: made many at once.
+PARTNERS = 16
+#: A trial move is kept when it lowers the inertia by more than this
+#: (relative): below it, a "gain" may be rounding.
+MIN_SWAP_GAIN = 1e-12
+
+# ------------------------------------------------- mini-batch annealing
+
+#: A split moves the two centers this many standard deviations (along the
+#: principal axis of the center's rows) apart: larger than the full fit's
+#: nudge, since a moving average over batches opens a split more slowly than
+#: converged soft Lloyd steps do.
+SPLIT_STEP = 1.0
+#: A fresh split is still opening while its gap grows by more than this over
+#: a temperature's batches; the temperature is then held, at most MAX_HOLDS
+#: times in a row.
+OPENING = 0.05
+MAX_HOLDS = 10
+#: The annealing ends, once every center is active, when the batch's free
+#: energy is within this fraction of its inertia (or every row was hard).
+COLD_GAP = 1e-3
+#: The polish at the end of the annealing (``_end_annealing``): most Lloyd
+#: iterations a run, and scikit-learn's relative tolerance.
+POLISH_ITER = 100
+POLISH_TOL = 1e-4
+
+# ------------------------------------------------- principal axes (Lanczos)
+
+#: Most features for which the scatter matrices are formed; above it the
+#: principal pairs come from Lanczos passes over X (memory O(k d) instead of
+#: O(k d^2); the two cost about the same near d = 128).
+DENSE_MAX = 128
+#: Most Lanczos steps (passes over X) per eigenpair.
+LANCZOS_STEPS = 20
+#: Lanczos steps of a rough estimate (``rough=True`` of the rows sources'
+#: ``principal``): a lower bound of each largest eigenvalue and its Ritz
+#: vector, enough to rank and place the swap moves of a fit, which are then
+#: kept only when they lower the inertia. The work of the steps grows with
+#: their square (each is reorthogonalized against the earlier ones).
+ROUGH_STEPS = 4
+#: A Ritz pair is taken once its residual is at most this times its value.
+LANCZOS_RTOL = 1e-6
+#: Most float64 entries of the Lanczos bases held at once (256 MiB).
+BASIS_BUDGET = 1 << 25
+
+# ---------------------------------------------------------- rows' passes
+
+#: Most rows, and most float64 entries, of the sub-blocks the moments convert
+#: X into (the entries bound wide rows): larger blocks, fewer BLAS calls,
+#: more memory.
+MOMENT_ROWS = 1 << 16
+MOMENT_ENTRIES = 1 << 22
+#: Pruned hard passes from this many centers on (fewer: every distance is
+#: cheap, and most rows fail their bound anyway).
+PRUNE_MIN_CLUSTERS = 16
+#: Centers whose shift is above this many times the shift of the
+#: ``k / MOVERS_SHARE``-th farthest-moved are movers (at most that many) in
+#: a pruned pass: its bounds ignore them and every row's distances to them
+#: are formed instead.
+MOVER_RATIO = 4.0
+MOVERS_SHARE = 16
+
+# --------------------------------------------------------------- seeding
+
+#: k-means||: expected candidates drawn per round, per center (l = 2k).
+OVERSAMPLING = 2.0
+#: k-means||: oversampling rounds (Bahmani et al. find 5 enough).
+ROUNDS = 5
+#: Most row-distance terms (rows x trials x features x seeds) one kernel call
+#: of k-means++ computes: Ctrl-C is handled between calls, at the cost of a
+#: call's overhead each.
+SEEDING_CALL_WORK = 1 << 27
+
+# -------------------------------------------------------- backends, dask
+
+#: Multiply-adds of one pass (n * d * k) from which "auto" sends host data
+#: to a GPU: a few milliseconds of a 2-core CPU, about what copying such a
+#: matrix to the device and starting the kernels costs. Not yet tuned on a GPU.
+AUTO_MIN_WORK = 1 << 26
+#: Partials combined by one task of a dask pass's reduction tree (as
+#: ``split_every`` in dask's reductions): few levels, each task still small.
+FAN_IN = 8
