@@ -64,11 +64,10 @@ ESTIMATOR_LAYER = {"fastrbfkm._base": "fastrbfkm.estimator"}
 
 
 def test_x_goes_down_from_fit_to_the_kernels():
-    """Issue 14's walk: followed from ``RBFKMeans.fit``, the array X passes
-    down estimator -> input door -> rows source -> kernels (the door asking
-    its leaf helpers: validation, the streaming and device-array tests), and no call climbs
-    back into a module already below it on the stack. Before the door, X went
-    through 11 modules and climbed back 12 times."""
+    """Followed from ``RBFKMeans.fit``, the array X passes down estimator ->
+    input door -> rows source -> kernels (the door asking its leaf helpers:
+    validation, the streaming and device-array tests), and no call climbs
+    back into a module already below it on the stack."""
     import sys
 
     import numpy as np
@@ -153,3 +152,53 @@ def test_public_functions_are_not_hidden_by_submodules():
     for name in fastrbfkm.__all__:
         assert not isinstance(getattr(fastrbfkm, name), types.ModuleType), name
     assert callable(fastrbfkm.objective)
+
+
+#: The documented interfaces between the package's modules: the private
+#: names a module may import from another (outside ``_kernels`` and ``cuda``,
+#: which are layers of their own). Everything else a module imports from
+#: another is public there (no leading underscore).
+#: None today: the modules share only public names (the private modules
+#: ``_rows``, ``_backend``, ``_validation`` ... are interfaces, their
+#: underscore-free names the documented part).
+INTERFACES: dict[str, set[str]] = {}
+
+
+def private_imports(path: Path) -> set[tuple[str, str]]:
+    """``(module, name)`` of every private name ``path`` imports from another
+    module of the package (``from .x import _y``)."""
+    name = module_name(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        if node.level:
+            base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+            target = f"{base}.{node.module}" if node.module else base
+        elif (node.module or "").startswith("fastrbfkm"):
+            target = node.module
+        else:
+            continue
+        for alias in node.names:
+            sub = PACKAGE.parent / f"{target}.{alias.name}".replace(".", "/")
+            is_module = sub.exists() or sub.with_suffix(".py").exists()
+            if alias.name.startswith("_") and not is_module:
+                found.add((target, alias.name))
+    return found
+
+
+def test_modules_share_private_names_only_through_the_documented_interfaces():
+    offenders = []
+    for path in PACKAGE.rglob("*.py"):
+        module = module_name(path)
+        if module.startswith(("fastrbfkm._kernels", "fastrbfkm.cuda")):
+            continue
+        for target, name in private_imports(path):
+            if target.startswith(("fastrbfkm._kernels", "fastrbfkm.cuda")) and module.startswith(
+                target
+            ):
+                continue
+            if name not in INTERFACES.get(target, set()):
+                offenders.append(f"{module} imports {name} from {target}")
+    assert not offenders, offenders

@@ -17,12 +17,12 @@ compiled function that calls ``set_num_threads`` itself.
 Larger passes still run in parallel, and their threads must not burn a busy
 core while they wait: GNU OpenMP's workers spin at every barrier for
 ``GOMP_SPINCOUNT`` rounds (300000 by default) before they sleep, which on a
-loaded machine made a 100000 x 16 fit 10-20x slower than on one thread. Not
-spinning at all (``OMP_WAIT_POLICY=PASSIVE``) cost the opposite: a sleeping
-worker takes milliseconds to wake on a virtual machine, and each pass starts
-by waking one, so on a quiet machine every parallel pass of a fit took
-about 8 ms longer (a hard pass over 200000 x 32, k = 64: 18 ms against
-10 ms). Unless the user set ``OMP_WAIT_POLICY`` or ``GOMP_SPINCOUNT``,
+loaded machine can make a fit many times slower than on one thread. Not
+spinning at all (``OMP_WAIT_POLICY=PASSIVE``) costs the opposite: a sleeping
+worker can take milliseconds to wake on a virtual machine, and each pass
+starts by waking one, so on a quiet machine every parallel pass of a fit
+pays that wake-up (the measurements are in the documentation's performance
+page, "On a busy machine"). Unless the user set ``OMP_WAIT_POLICY`` or ``GOMP_SPINCOUNT``,
 numba's threads are therefore started (at the first kernel call, not at
 import) with ``GOMP_SPINCOUNT`` = :data:`SPIN_COUNT` in the environment,
 which is restored right after (GNU OpenMP reads it once, when numba loads
