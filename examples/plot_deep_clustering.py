@@ -117,7 +117,7 @@ def run(seed: int, epochs: int, weight: float, X, y, k):
     # Joint: reconstruction + clustering loss, sigma annealed 1000x over the epochs.
     Z = codes(model, X)
     layer = RBFKMeansLayer(k, CODE, sigma=2.0, assignment="entmax15")
-    layer.init_from(Z, method="fit", random_state=seed)
+    layer.init_from(Z, init="fit", random_state=seed)
     train(model, X, epochs, gen, layer, weight, cooling=1e-3 ** (1 / epochs))
     Z = codes(model, X)
     labels = ((Z[:, None, :] - layer.centers.detach()[None]) ** 2).sum(-1).argmin(1).numpy()

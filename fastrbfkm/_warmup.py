@@ -69,7 +69,7 @@ def _functional(X, C) -> None:
     api.squared_distances(X, C)
     api.kmeans_plusplus(X, 5, random_state=0)
     api.critical_temperature(X, 5)
-    api.anneal(X, C, [1.0, 0.5])
+    api.anneal(X, C, [1.0, 0.5], random_state=0)
 
 
 def _logits(dtype) -> None:

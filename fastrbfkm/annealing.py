@@ -22,6 +22,7 @@ from scipy.spatial.distance import cdist
 
 from . import _kernels as K
 from ._backend import open_rows
+from ._deprecation import keyword_only, renamed, warn
 from ._rows import Rows
 from ._threads import one_blas_thread
 from ._tunables import (
@@ -145,8 +146,9 @@ def critical_from_variance(lam: float, n_clusters: int, mode: int) -> float:
     return 2.0 * lam * (np.sqrt(n_clusters) if mode == K.ENTMAX15 else 1.0)
 
 
+@keyword_only
 def critical_temperature(
-    X, n_clusters: int, assignment: str = "entmax15", sample_weight=None
+    X, n_clusters: int, assignment: str = "entmax15", *, sample_weight=None
 ) -> float:
     """Temperature below which the all-centers-at-the-mean solution is unstable.
 
@@ -472,16 +474,19 @@ def _name(mode: int) -> str:
     return next(name for name, code in ASSIGNMENTS.items() if code == mode)
 
 
+@renamed(C0="C")
+@keyword_only
 @one_blas_thread
 def anneal(
     X,
-    C0,
+    C,
     sigmas,
     assignment: str = "entmax15",
+    *,
     sample_weight=None,
     max_iter: int = 1000,
     tol: float = 1e-20,
-    random_state: int | np.random.Generator | None = 0,
+    random_state: int | np.random.Generator | str | None = "warn",
     perturbation: float = 1e-3,
     stop_when_hard: bool = False,
     backend: str = "auto",
@@ -494,9 +499,10 @@ def anneal(
         Data. A dask array (all features in one chunk) is annealed on the
         current dask scheduler, its chunks persisted for the run
         (:mod:`fastrbfkm.dask`).
-    C0 : array-like of shape (k, d)
+    C : array-like of shape (k, d)
         Initial centers (for instance all at the mean, above the critical
-        temperature; see :func:`critical_temperature`).
+        temperature; see :func:`critical_temperature`). Its old name ``C0``
+        still works, with a ``FutureWarning``, until 0.3.
     sigmas : array-like of shape (T,)
         Strictly decreasing temperatures > 0.
     assignment : {"entmax15", "softmax"}, default="entmax15"
@@ -511,8 +517,10 @@ def anneal(
         convention of scikit-learn's KMeans): the default makes the recorded
         centers fixed points to about ``1e-10`` of the data's spread (in
         float32, to about ``1e-5``, the dtype's resolution).
-    random_state : int, Generator or None, default=0
-        Seed of the symmetry-breaking perturbation.
+    random_state : int, Generator or None
+        Seed of the symmetry-breaking perturbation; None draws a fresh one,
+        as everywhere else in the library. Not given, it is 0 (the results of
+        0.1) with a ``FutureWarning``: from 0.3 the default is None.
     perturbation : float, default=1e-3
         Size of the nudge that splits a group of coincident centers, relative
         to the group's spread along its principal axis.
@@ -533,8 +541,8 @@ def anneal(
     mode = check_assignment(assignment)
     if mode == K.HARD:
         raise ValueError("assignment must be 'softmax' or 'entmax15': hard has no temperature.")
-    rows = open_rows(X, sample_weight, backend, centers=C0, fit=True)
-    C0 = rows.check_centers(C0)
+    rows = open_rows(X, sample_weight, backend, centers=C, fit=True)
+    C = rows.check_centers(C)
     sig = as_float_array(sigmas, "sigmas", ndim=1, dtype=np.dtype(np.float64))
     if sig.min() <= 0 or np.any(np.diff(sig) >= 0):
         raise ValueError("sigmas must be positive and strictly decreasing.")
@@ -546,7 +554,14 @@ def anneal(
     perturbation = check_real(perturbation, "perturbation")
     if not (np.isfinite(perturbation) and perturbation >= 0):
         raise ValueError(f"perturbation must be finite and >= 0; got {perturbation!r}.")
+    if isinstance(random_state, str) and random_state == "warn":
+        warn(
+            "anneal(): the default random_state changes from 0 to None (a fresh seed, as "
+            "everywhere else in fastrbfkm) in 0.3; pass random_state=0 to keep these "
+            "results, or None for the new behaviour, and silence this warning."
+        )
+        random_state = 0
     rng = check_generator(random_state)
     scale2 = float(rows.moments().variance.sum()) / rows.d
     settings = AnnealSettings(int(max_iter), tol * scale2, scale2, perturbation, stop_when_hard)
-    return run_anneal(rows, C0, sig, mode, settings, rng)
+    return run_anneal(rows, C, sig, mode, settings, rng)

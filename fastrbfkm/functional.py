@@ -23,6 +23,7 @@ import numpy as np
 
 from . import _kernels as K
 from ._backend import open_rows, shape_of
+from ._deprecation import keyword_only
 from ._rows import Rows
 from ._threads import one_blas_thread
 from ._validation import (
@@ -48,8 +49,9 @@ __all__ = [
 ]
 
 
+@keyword_only
 @one_blas_thread
-def squared_distances(X, C, backend: str = "auto") -> np.ndarray:
+def squared_distances(X, C, *, backend: str = "auto") -> np.ndarray:
     """Squared Euclidean distances between the rows of X and the centers.
 
     Parameters
@@ -97,8 +99,9 @@ def _logits(Z, name: str = "Z") -> tuple[np.ndarray, tuple[int, ...]]:
     return Z.reshape(-1, Z.shape[-1]), Z.shape
 
 
+@keyword_only
 @one_blas_thread
-def softmax(Z, backend: str = "auto") -> np.ndarray:
+def softmax(Z, *, backend: str = "auto") -> np.ndarray:
     """Row-wise softmax of logits, stable for any finite input.
 
     Parameters
@@ -117,8 +120,9 @@ def softmax(Z, backend: str = "auto") -> np.ndarray:
     return _assign_logits(Z, K.SOFTMAX, backend)
 
 
+@keyword_only
 @one_blas_thread
-def entmax15(Z, backend: str = "auto") -> np.ndarray:
+def entmax15(Z, *, backend: str = "auto") -> np.ndarray:
     """Row-wise Entmax-1.5 of logits (exact: the closed-form threshold on a certified support).
 
     Parameters
@@ -200,9 +204,10 @@ def entmax15_backward(R, G) -> np.ndarray:
     return K.entmax15_backward(R2, G2).reshape(shape)
 
 
+@keyword_only
 @one_blas_thread
 def responsibilities(
-    X, C, sigma: float, assignment: str = "entmax15", backend: str = "auto"
+    X, C, sigma: float, assignment: str = "entmax15", *, backend: str = "auto"
 ) -> np.ndarray:
     """Responsibilities of the centers for every point at temperature sigma.
 
@@ -232,9 +237,16 @@ def responsibilities(
     return rows.responsibilities(C, sigma, mode)
 
 
+@keyword_only
 @one_blas_thread
 def sufficient_statistics(
-    X, C, sigma: float, assignment: str = "entmax15", sample_weight=None, backend: str = "auto"
+    X,
+    C,
+    sigma: float,
+    assignment: str = "entmax15",
+    *,
+    sample_weight=None,
+    backend: str = "auto",
 ) -> tuple[np.ndarray, np.ndarray, float]:
     """Weighted sufficient statistics of the assignment, in one fused pass.
 
@@ -258,9 +270,16 @@ def sufficient_statistics(
     return out(N), out(S), float(summary[K.OBJECTIVE])
 
 
+@keyword_only
 @one_blas_thread
 def objective(
-    X, C, sigma: float, assignment: str = "entmax15", sample_weight=None, backend: str = "auto"
+    X,
+    C,
+    sigma: float,
+    assignment: str = "entmax15",
+    *,
+    sample_weight=None,
+    backend: str = "auto",
 ) -> float:
     """The free energy ``F_sigma(C)`` of the centers.
 
@@ -294,9 +313,16 @@ def objective(
     return float(summary[K.OBJECTIVE])
 
 
+@keyword_only
 @one_blas_thread
 def gradient(
-    X, C, sigma: float, assignment: str = "entmax15", sample_weight=None, backend: str = "auto"
+    X,
+    C,
+    sigma: float,
+    assignment: str = "entmax15",
+    *,
+    sample_weight=None,
+    backend: str = "auto",
 ) -> np.ndarray:
     """Gradient of :func:`objective` with respect to the centers.
 
@@ -316,12 +342,14 @@ def gradient(
     return out((2.0 * (N[:, None] * C - S)).astype(C.dtype, copy=False))
 
 
+@keyword_only
 @one_blas_thread
 def step(
     X,
     C,
     sigma: float,
     assignment: str = "entmax15",
+    *,
     sample_weight=None,
     lr: float | None = None,
     backend: str = "auto",

@@ -18,6 +18,7 @@ import torch
 from torch import nn
 
 from . import _kernels as K
+from ._deprecation import keyword_only, renamed
 from ._threads import one_blas_thread
 from ._validation import ASSIGNMENTS, check_value_range
 
@@ -220,8 +221,9 @@ def _torch_loss(X, C, w, sigma, mode):
 # ---------------------------------------------------------------- public
 
 
+@keyword_only
 def rbf_kmeans_loss(
-    X, C, sigma, assignment: str = "entmax15", sample_weight=None, backend: str = "auto"
+    X, C, sigma, assignment: str = "entmax15", *, sample_weight=None, backend: str = "auto"
 ) -> torch.Tensor:
     """The clustering loss ``F_sigma(C) / sum(w)``, differentiable in X and C.
 
@@ -264,8 +266,9 @@ def _loss(X, C, sigma, assignment, sample_weight, torch_ops: bool) -> torch.Tens
     return _Loss.apply(X, C, w, sigma, mode)
 
 
+@keyword_only
 def responsibilities(
-    X, C, sigma, assignment: str = "entmax15", backend: str = "auto"
+    X, C, sigma, assignment: str = "entmax15", *, backend: str = "auto"
 ) -> torch.Tensor:
     """Responsibilities ``(n, k)``, differentiable in X and C.
 
@@ -347,34 +350,66 @@ class RBFKMeansLayer(nn.Module):
 
     def loss(self, X: torch.Tensor, sample_weight=None) -> torch.Tensor:
         """The clustering loss :func:`rbf_kmeans_loss` of X."""
-        return rbf_kmeans_loss(X, self.centers, self.sigma, self.assignment, sample_weight)
+        return rbf_kmeans_loss(
+            X, self.centers, self.sigma, self.assignment, sample_weight=sample_weight
+        )
 
-    def anneal(self, factor: float = 0.8) -> float:
-        """Multiply sigma by ``factor`` in (0, 1); returns the new sigma (0
-        stays 0: the hard limit)."""
-        if not 0 < factor < 1:
-            raise ValueError(f"factor must be in (0, 1); got {factor!r}.")
+    @renamed(factor="cooling")
+    def anneal(self, cooling: float = 0.8) -> float:
+        """Lower the temperature one step: ``sigma *= cooling``.
+
+        Parameters
+        ----------
+        cooling : float in (0, 1), default=0.8
+            The factor, as the estimators' ``cooling``. Its old name
+            ``factor`` still works, with a ``FutureWarning``, until 0.3.
+
+        Returns
+        -------
+        sigma : float
+            The new temperature (0 stays 0: the hard limit).
+        """
+        if not 0 < cooling < 1:
+            raise ValueError(f"cooling must be in (0, 1); got {cooling!r}.")
         if self.sigma == 0:
             return 0.0
-        sigma = self.sigma * factor
+        sigma = self.sigma * cooling
         if not sigma > 0:
             raise ValueError(
-                f"anneal({factor!r}) would take sigma from {self.sigma!r} to 0 (underflow); "
+                f"anneal({cooling!r}) would take sigma from {self.sigma!r} to 0 (underflow); "
                 "sigma stays where it is. Use the hard assignment for the zero-temperature limit."
             )
         self.sigma = sigma
         return self.sigma
 
     @torch.no_grad()
-    def init_from(self, X: torch.Tensor, method: str = "k-means++", random_state=None):
-        """Initialise the centers from data: ``"k-means++"`` seeding or a full
-        ``"fit"`` of :class:`fastrbfkm.RBFKMeans`. Returns self."""
+    @renamed(method="init")
+    def init_from(self, X: torch.Tensor, init: str = "k-means++", *, random_state=None):
+        """Initialise the centers from data.
+
+        Parameters
+        ----------
+        X : torch.Tensor of shape (n, n_features)
+            Points (for instance an encoder's codes), read once, detached.
+        init : {"k-means++", "fit"}, default="k-means++"
+            Greedy k-means++ seeding (:func:`fastrbfkm.kmeans_plusplus`), or
+            the centers of a full fit of :class:`fastrbfkm.RBFKMeans` with the
+            layer's assignment. Its old name ``method`` still works, with a
+            ``FutureWarning``, until 0.3.
+        random_state : int, numpy Generator or None, default=None
+            Seed of the seeding or the fit.
+
+        Returns
+        -------
+        self : RBFKMeansLayer
+            The layer, its centers set.
+        """
         Xn = X.detach().cpu().double().numpy()
-        if method == "k-means++":
+        if init == "k-means++":
             from .seeding import kmeans_plusplus
 
             C, _ = kmeans_plusplus(Xn, self.centers.shape[0], random_state=random_state)
-        elif method == "fit":
+        elif init == "fit":
             from .estimator import RBFKMeans
 
             km = RBFKMeans(
@@ -382,7 +417,7 @@ class RBFKMeansLayer(nn.Module):
             ).fit(Xn)
             C = km.cluster_centers_
         else:
-            raise ValueError(f"method must be 'k-means++' or 'fit'; got {method!r}.")
+            raise ValueError(f"init must be 'k-means++' or 'fit'; got {init!r}.")
         self.centers.copy_(torch.as_tensor(C, dtype=self.centers.dtype))
         return self
 

@@ -16,7 +16,7 @@ def test_anneal_records_converged_fixed_points_within_the_bounds(assignment):
     sigma_c = fk.critical_temperature(X, 3, assignment, sample_weight=w)
     sigmas = sigma_c * 1.2 * 0.7 ** np.arange(25)
     C0 = np.repeat(np.average(X, axis=0, weights=w)[None], 3, axis=0)
-    path = fk.anneal(X, C0, sigmas, assignment, sample_weight=w)
+    path = fk.anneal(X, C0, sigmas, assignment, sample_weight=w, random_state=0)
     assert len(path) == 25 and path.centers.shape == (25, 3, 2)
     np.testing.assert_array_equal(path.sigmas, sigmas)
     # Next to a phase transition convergence slows down critically and may

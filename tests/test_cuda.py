@@ -267,11 +267,11 @@ def test_fused_statistics_match_cpu(shape, assignment, dtype):
 def test_functional_statistics_and_objective(assignment):
     X, C, w = make_problem(*SHAPES[0], np.float64, seed=6)
     sigma = typical_sigma(X, C)
-    got = fk.sufficient_statistics(X, C, sigma, assignment, w, backend="cuda")
-    want = fk.sufficient_statistics(X, C, sigma, assignment, w, backend="cpu")
+    got = fk.sufficient_statistics(X, C, sigma, assignment, sample_weight=w, backend="cuda")
+    want = fk.sufficient_statistics(X, C, sigma, assignment, sample_weight=w, backend="cpu")
     for a, b in zip(got, want, strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-10)
-    F = fk.objective(X, C, sigma, assignment, w, backend="cuda")
+    F = fk.objective(X, C, sigma, assignment, sample_weight=w, backend="cuda")
     assert F == pytest.approx(naive.objective(X, C, sigma, assignment, w), rel=1e-10)
 
 
@@ -279,8 +279,8 @@ def test_functional_step_and_gradient():
     X, C, w = make_problem(*SHAPES[0], np.float64, seed=6)
     sigma = typical_sigma(X, C)
     for f, kwargs in [(fk.gradient, {}), (fk.step, {}), (fk.step, {"lr": 0.01})]:
-        got = f(X, C, sigma, "softmax", w, backend="cuda", **kwargs)
-        want = f(X, C, sigma, "softmax", w, backend="cpu", **kwargs)
+        got = f(X, C, sigma, "softmax", sample_weight=w, backend="cuda", **kwargs)
+        want = f(X, C, sigma, "softmax", sample_weight=w, backend="cpu", **kwargs)
         np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-10)
 
 

@@ -166,8 +166,8 @@ def test_anneal_on_the_gpu_equals_the_cpu():
     X = blobs()
     C0 = np.repeat(X.mean(axis=0, keepdims=True), 3, axis=0)
     sigmas = [8.0, 1.0]
-    gpu = anneal(X, C0, sigmas, "entmax15", max_iter=30, backend="cuda")
-    cpu = anneal(X, C0, sigmas, "entmax15", max_iter=30, backend="cpu")
+    gpu = anneal(X, C0, sigmas, "entmax15", max_iter=30, random_state=0, backend="cuda")
+    cpu = anneal(X, C0, sigmas, "entmax15", max_iter=30, random_state=0, backend="cpu")
     np.testing.assert_allclose(gpu.centers, cpu.centers, rtol=1e-10, atol=1e-10)
     np.testing.assert_array_equal(gpu.n_iter, cpu.n_iter)
     np.testing.assert_allclose(gpu.objective, cpu.objective, rtol=1e-10)

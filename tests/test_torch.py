@@ -29,7 +29,9 @@ def test_gradcheck_loss(assignment):
     w = torch.rand(X.shape[0], dtype=torch.float64) + 0.5
     for weights in (None, w):
         assert torch.autograd.gradcheck(
-            lambda X, C, weights=weights: fkt.rbf_kmeans_loss(X, C, 0.7, assignment, weights),
+            lambda X, C, weights=weights: fkt.rbf_kmeans_loss(
+                X, C, 0.7, assignment, sample_weight=weights
+            ),
             (X, C),
             eps=1e-6,
             atol=1e-6,
@@ -112,12 +114,12 @@ def test_sgd_with_the_lloyd_rate_is_the_soft_lloyd_step():
 def test_layer_forward_anneal_and_validation():
     layer = fkt.RBFKMeansLayer(4, 3, sigma=2.0)
     X = torch.randn(50, 3)
-    layer.init_from(X, method="fit", random_state=0)
+    layer.init_from(X, init="fit", random_state=0)
     R = layer(X)
     assert R.shape == (50, 4) and torch.allclose(R.sum(1), torch.ones(50))
     assert layer.anneal(0.5) == 1.0 and layer.sigma == 1.0
     assert "n_clusters=4" in repr(layer)
-    with pytest.raises(ValueError, match="factor"):
+    with pytest.raises(ValueError, match="cooling"):
         layer.anneal(1.5)
     with pytest.raises(ValueError, match="sigma"):
         fkt.rbf_kmeans_loss(X, layer.centers, -1.0)

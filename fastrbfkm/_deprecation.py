@@ -1,0 +1,100 @@
+"""Old spellings of the public API, kept working for one release with a
+``FutureWarning`` that says what to write instead.
+
+The names of the three APIs (functional, estimators, PyTorch layer) were
+made one set in 0.2 (``docs/conventions.md``, "Names and errors"):
+
+- :func:`keyword_only` lets a function whose trailing parameters became
+  keyword-only still take them by position, with a warning;
+- :func:`renamed` lets a function take a parameter under its old name, with
+  a warning (both names at once is a ``TypeError``, as Python's own).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import sys
+import warnings
+from collections.abc import Callable
+from typing import TypeVar
+
+F = TypeVar("F", bound=Callable)
+
+#: The release in which the old spellings stop working.
+REMOVED_IN = "0.3"
+
+
+def warn(message: str) -> None:
+    """A ``FutureWarning`` attributed to the first caller outside the package
+    (however many of its wrappers stand between)."""
+    frame, level = sys._getframe(1), 2
+    while frame is not None and frame.f_globals.get("__name__", "").startswith("fastrbfkm"):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, FutureWarning, stacklevel=level)
+
+
+def keyword_only(function: F) -> F:
+    """Wrap ``function``, whose keyword-only parameters used to be
+    positional: extra positional arguments go to them in order, with a
+    ``FutureWarning`` naming them."""
+    parameters = list(inspect.signature(function).parameters.values())
+    positional = [
+        p.name
+        for p in parameters
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ]
+    keywords = [p.name for p in parameters if p.kind == p.KEYWORD_ONLY]
+
+    @functools.wraps(function)
+    def wrapper(*args, **kwargs):
+        if len(args) > len(positional):
+            extra = args[len(positional) :]
+            if len(extra) > len(keywords):
+                raise TypeError(
+                    f"{function.__name__}() takes at most {len(positional) + len(keywords)} "
+                    f"arguments ({len(args)} given)"
+                )
+            names = keywords[: len(extra)]
+            for name in names:
+                if name in kwargs:
+                    raise TypeError(
+                        f"{function.__name__}() got multiple values for argument {name!r}"
+                    )
+            warn(
+                f"{function.__name__}(): pass {', '.join(names)} by keyword "
+                f"({', '.join(f'{n}=...' for n in names)}); by position is deprecated "
+                f"and stops working in {REMOVED_IN}."
+            )
+            kwargs.update(zip(names, extra, strict=True))
+            args = args[: len(positional)]
+        return function(*args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def renamed(**old_to_new: str) -> Callable[[F], F]:
+    """Wrap a function that takes parameter ``new`` under its old name
+    ``old`` too (``renamed(C0="C")``), with a ``FutureWarning``."""
+
+    def decorate(function: F) -> F:
+        @functools.wraps(function)
+        def wrapper(*args, **kwargs):
+            for old, new in old_to_new.items():
+                if old not in kwargs:
+                    continue
+                if new in kwargs:
+                    raise TypeError(
+                        f"{function.__name__}() got both {old!r} and {new!r}; "
+                        f"{old!r} is the old name of {new!r}"
+                    )
+                warn(
+                    f"{function.__name__}(): the parameter {old!r} is now called {new!r}; "
+                    f"{old!r} stops working in {REMOVED_IN}."
+                )
+                kwargs[new] = kwargs.pop(old)
+            return function(*args, **kwargs)
+
+        return wrapper  # type: ignore[return-value]
+
+    return decorate
