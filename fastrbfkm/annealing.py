@@ -14,6 +14,7 @@ how RBFKMeans uses these pieces.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -28,9 +29,11 @@ from ._threads import one_blas_thread
 from ._tunables import (
     MAX_TEMPERATURES,
     MERGE_RADIUS,
+    PERTURBATION,
     SOFTMAX_HARD_TOL,
     SPLIT_MARGIN,
     SPLIT_OPENING_GROWTH,
+    TAIL_STEPS,
 )
 from ._validation import (
     ASSIGNMENTS,
@@ -243,6 +246,164 @@ class AnnealSettings:
     skip_idle: bool = False
     tail_iter: int | None = None
     record_all: bool = True
+
+
+@dataclass(frozen=True)
+class AnnealPlan:
+    """The annealing policy, in one place: where it starts, how it cools,
+    how many soft steps a temperature gets, where and when it stops.
+
+    :class:`fastrbfkm.RBFKMeans` anneals down a schedule of temperatures
+    (:meth:`schedule`, run by :func:`run_anneal` with :meth:`settings`);
+    :class:`fastrbfkm.MiniBatchRBFKMeans` walks the same kind of geometric
+    sequence one temperature at a time over its batches (:meth:`next`,
+    :meth:`first_below`, :meth:`ends_after`); :func:`anneal` runs a
+    schedule the caller gives (:meth:`given`).
+
+    Attributes
+    ----------
+    start : float
+        The first temperature.
+    cooling : float or None
+        The factor between temperatures, in (0, 1) (None for a given schedule).
+    stop : float or None
+        The last temperature: the schedule goes down to the first
+        temperature at or below it (None: ``start`` only).
+    stop_when_hard : bool
+        End after the first temperature at which every row is hard.
+    skip_idle : bool
+        Jump over temperatures at which no center can split.
+    max_iter : int
+        Most soft steps a temperature.
+    tail_iter : int or None
+        Most soft steps a temperature once every center is active (None:
+        ``max_iter``).
+    perturbation : float
+        The symmetry-breaking nudge, relative to a center's spread.
+    temperatures : ndarray or None
+        A schedule given as it is (:meth:`given`), instead of the geometric
+        one from ``start`` to ``stop``.
+    """
+
+    start: float
+    cooling: float | None
+    stop: float | None
+    stop_when_hard: bool = False
+    skip_idle: bool = False
+    max_iter: int = 1000
+    tail_iter: int | None = None
+    perturbation: float = PERTURBATION
+    temperatures: np.ndarray | None = field(default=None, compare=False)
+
+    @classmethod
+    def for_estimator(
+        cls,
+        sigma,
+        sigma_min,
+        cooling: float,
+        sigma_c: float | None,
+        dtype,
+        guided: bool,
+        anneal_steps: int,
+        max_iter: int,
+    ) -> AnnealPlan | None:
+        """The plan of a soft :class:`fastrbfkm.RBFKMeans` fit: from just
+        above the critical temperature (``sigma="auto"``: ``sigma_c /
+        cooling``) or at ``sigma``, down to ``sigma_min`` or, with neither
+        given, until every row is hard (or ``start`` times the dtype's
+        resolution), skipping idle temperatures. A fit that ``refine``
+        finishes (``guided``) takes a few steps a temperature
+        (``anneal_steps``, then ``TAIL_STEPS``). None when there is nothing
+        to anneal (no spread at all: every center stays on the mean)."""
+        start = sigma_c / cooling if sigma == "auto" else float(sigma)
+        if start <= 0:
+            return None
+        if sigma_min is not None:
+            stop = float(sigma_min)
+        elif sigma == "auto":
+            stop = start * np.finfo(dtype).eps
+        else:
+            stop = None
+        auto = sigma_min is None and sigma == "auto"
+        plan = cls(start, cooling, stop, stop_when_hard=auto, skip_idle=auto)
+        steps = guided and len(plan.schedule()) > 1  # a few steps a temperature
+        return cls(
+            start,
+            cooling,
+            stop,
+            stop_when_hard=auto,
+            skip_idle=auto,
+            max_iter=int(anneal_steps if steps else max_iter),
+            tail_iter=TAIL_STEPS if steps else None,
+        )
+
+    @classmethod
+    def for_batches(cls, sigma_c: float, cooling: float) -> AnnealPlan:
+        """The plan of :class:`fastrbfkm.MiniBatchRBFKMeans`: from the
+        critical temperature of its probe rows down by ``cooling`` a
+        temperature, at most to the float64 resolution below it."""
+        return cls(sigma_c, cooling, sigma_c * np.finfo(np.float64).eps)
+
+    @classmethod
+    def given(
+        cls,
+        temperatures: np.ndarray,
+        max_iter: int,
+        perturbation: float,
+        stop_when_hard: bool,
+    ) -> AnnealPlan:
+        """A schedule given as it is (:func:`anneal`), no skipping."""
+        return cls(
+            float(temperatures[0]),
+            None,
+            float(temperatures[-1]),
+            stop_when_hard=stop_when_hard,
+            max_iter=int(max_iter),
+            perturbation=perturbation,
+            temperatures=temperatures,
+        )
+
+    @property
+    def open_ended(self) -> bool:
+        """Whether the schedule's length is not known ahead (it ends when
+        the rows are hard)."""
+        return self.stop_when_hard and self.temperatures is None
+
+    def schedule(self) -> np.ndarray:
+        """The temperatures, decreasing."""
+        if self.temperatures is not None:
+            return self.temperatures
+        if self.stop is None:
+            return np.array([self.start])
+        return geometric_schedule(self.start, self.stop, self.cooling)
+
+    def settings(self, tol: float, scale2: float, record_all: bool = True) -> AnnealSettings:
+        """How :func:`run_anneal` follows this plan."""
+        return AnnealSettings(
+            max_iter=self.max_iter,
+            tol=tol,
+            scale2=scale2,
+            perturbation=self.perturbation,
+            stop_when_hard=self.stop_when_hard,
+            skip_idle=self.skip_idle,
+            tail_iter=self.tail_iter,
+            record_all=record_all,
+        )
+
+    def next(self, sigma: float) -> float:
+        """The temperature after ``sigma``."""
+        return sigma * float(self.cooling)
+
+    def ends_after(self, sigma: float) -> bool:
+        """Whether the sequence ends at ``sigma`` (the next one is below ``stop``)."""
+        return sigma * self.cooling < self.stop
+
+    def first_below(self, sigma: float, top: float) -> float:
+        """The first temperature of the sequence from ``sigma`` below ``top``
+        (``0 < top <= sigma``): where the next center can split."""
+        return sigma * self.cooling ** (
+            math.floor(math.log(top / sigma) / math.log(self.cooling)) + 1
+        )
 
 
 def run_anneal(
@@ -563,5 +724,5 @@ def anneal(
         random_state = 0
     rng = check_generator(random_state)
     scale2 = float(rows.moments().variance.sum()) / rows.d
-    settings = AnnealSettings(int(max_iter), tol * scale2, scale2, perturbation, stop_when_hard)
-    return run_anneal(rows, C, sig, mode, settings, rng)
+    plan = AnnealPlan.given(sig, max_iter, perturbation, stop_when_hard)
+    return run_anneal(rows, C, plan.schedule(), mode, plan.settings(tol * scale2, scale2), rng)

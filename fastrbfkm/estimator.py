@@ -21,16 +21,9 @@ from ._tunables import (
     ANNEAL_ROWS_MAX,
     ANNEAL_ROWS_MIN,
     ANNEAL_ROWS_PER_CENTER,
-    PERTURBATION,
-    TAIL_STEPS,
 )
 from ._validation import ASSIGNMENTS
-from .annealing import (
-    AnnealSettings,
-    critical_from_variance,
-    geometric_schedule,
-    run_anneal,
-)
+from .annealing import AnnealPlan, critical_from_variance, run_anneal
 from .lloyd import improve_by_swaps, improve_by_transfers, run_lloyd
 
 
@@ -346,12 +339,10 @@ class RBFKMeans(BaseRBFKMeans):
         path = None
         if mode != K.HARD and self.sigma == "auto":
             C = np.repeat(moments.mean[None, :], k, axis=0).astype(rows.dtype)
-            start = sigma_c / self.cooling
         else:
             C = rows.initial_centers(k, init, rng)
             if self.verbose:
                 print("Initialization complete")
-            start = None if mode == K.HARD else float(self.sigma)
         sigma = 0.0
         # A soft fit that refine finishes only needs its soft phase as a
         # guide: that and the polish run on rows in memory (a sample of
@@ -361,43 +352,35 @@ class RBFKMeans(BaseRBFKMeans):
         m = self._anneal_rows(k)
         if guides and m is not None:
             guide = rows.sample(m, int(rng.integers(2**63)) if rows.n > m else 0)
-        if start is not None and start <= 0:
-            start = None  # no spread at all: every center stays on the mean
-        if start is not None:
-            scale2 = float(moments.variance.sum()) / rows.d
-            if self.sigma_min is not None:
-                schedule = geometric_schedule(start, float(self.sigma_min), self.cooling)
-            elif self.sigma == "auto":
-                floor = start * np.finfo(rows.dtype).eps
-                schedule = geometric_schedule(start, floor, self.cooling)
-            else:
-                schedule = np.array([start])
-            auto = self.sigma_min is None and self.sigma == "auto"
-            steps = guides and len(schedule) > 1  # a few steps a temperature
-            settings = AnnealSettings(
-                max_iter=int(self.anneal_steps if steps else self.max_iter),
-                tol=tol,
-                scale2=scale2,
-                perturbation=PERTURBATION,
-                stop_when_hard=auto,
-                skip_idle=auto,
-                tail_iter=TAIL_STEPS if steps else None,
-                record_all=self.record_path,
+        plan = None
+        if mode != K.HARD:
+            plan = AnnealPlan.for_estimator(
+                self.sigma,
+                self.sigma_min,
+                self.cooling,
+                sigma_c,
+                rows.dtype,
+                guides,
+                self.anneal_steps,
+                self.max_iter,
             )
+        if plan is not None:
+            scale2 = float(moments.variance.sum()) / rows.d
+            schedule = plan.schedule()
             path = run_anneal(
                 guide,
                 C,
                 schedule,
                 mode,
-                settings,
+                plan.settings(tol, scale2, record_all=self.record_path),
                 rng,
-                callback=self._progress(run, None if auto else len(schedule)),
+                callback=self._progress(run, None if plan.open_ended else len(schedule)),
             )
             self._close_progress()
             C = path.centers[-1]
             sigma = float(path.sigmas[-1])
             n_iter += int(path.n_iter.sum())
-        if start is None or self.refine:
+        if plan is None or self.refine:
             # Lloyd's algorithm, swap moves and single-point transfers on the
             # annealed rows (in memory), then Lloyd and the swaps on every row
             # when those were a sample.

@@ -51,6 +51,7 @@ from ._tunables import (
 )
 from ._validation import ASSIGNMENTS
 from .annealing import (
+    AnnealPlan,
     candidates,
     critical_from_variance,
     is_hard,
@@ -351,6 +352,7 @@ class MiniBatchRBFKMeans(BaseRBFKMeans):
             moments = probe.moments()
             sigma = float(critical_from_variance(probe.largest_variance(moments), k, mode))
             self.sigma_critical_ = sigma
+            self._plan = AnnealPlan.for_batches(sigma, self.cooling)
             C = np.tile(moments.mean, (k, 1))
             self._active[1:] = False
             self._parent[:] = 0
@@ -445,11 +447,10 @@ class MiniBatchRBFKMeans(BaseRBFKMeans):
         self._gaps = np.empty(0)
         merge_copies(C, active, parent, MERGE_RADIUS * np.sqrt(self.sigma_))
         C[~active] = C[parent[~active]]
-        floor = self.sigma_critical_ * np.finfo(np.float64).eps
-        if (active.all() and self._cold(summary, mode)) or self.sigma_ * self.cooling < floor:
+        if (active.all() and self._cold(summary, mode)) or self._plan.ends_after(self.sigma_):
             self._end_annealing()
         else:
-            self._split(self.sigma_ * float(self.cooling), mode)
+            self._split(self._plan.next(self.sigma_), mode)
         if self.verbose:
             print(
                 f"MiniBatchRBFKMeans: batch {self.n_steps_}, sigma {self.sigma_:.4g}, "
@@ -473,9 +474,7 @@ class MiniBatchRBFKMeans(BaseRBFKMeans):
             )
             top = float(found.critical.max(initial=0.0)) / (1.0 + SPLIT_MARGIN)
             if 0 < top <= sigma:  # none splits at sigma: the first temperature below top
-                sigma *= self.cooling ** (
-                    math.floor(math.log(top / sigma) / math.log(self.cooling)) + 1
-                )
+                sigma = self._plan.first_below(sigma, top)
             pairs = split_unstable(
                 self._C, self._active, self._parent, found, sigma, self._rng, SPLIT_STEP
             )
