@@ -46,6 +46,7 @@ import numpy as np
 from sklearn.utils import check_array
 from sklearn.utils.validation import validate_data
 
+from . import _kernels as K
 from ._rows import InMemoryRows, Rows, SparseRows
 from ._streaming import StreamedRows, streams
 from ._tunables import AUTO_MIN_WORK
@@ -157,7 +158,7 @@ def open_rows(
     centers=None,
     fit: bool = False,
     estimator=None,
-    logits: bool = False,
+
 ) -> Rows:
     """The rows source for data X and its weights, on the chosen backend.
 
@@ -190,11 +191,6 @@ def open_rows(
         (``validate_data(reset=False)``: feature names and count) for new
         data, whose other input kinds are checked for the feature count too.
         None: :func:`fastrbfkm._validation.as_float_array`.
-    logits : bool, default=False
-        X holds logits ``Z`` of shape (n, k) or (k,) (one row), named "Z" in
-        errors, not coordinates: their magnitude is not limited, and under
-        ``"auto"`` host logits stay on the CPU (cheap per byte). For
-        :meth:`Rows.assign_logits`.
 
     Returns
     -------
@@ -209,9 +205,6 @@ def open_rows(
             f"{type(X).__name__}, which can be read only once. Pass batches one at a "
             "time to MiniBatchRBFKMeans.partial_fit, or stack them into one array."
         )
-    if logits:
-        return _logit_rows(X, backend)
-
     def known(shape) -> int | None:
         """Check X's shape against the fit; the pass's work (``n * d * k``)."""
         n, d = (int(s) for s in shape)
@@ -272,20 +265,33 @@ def open_rows(
     return InMemoryRows(X, w)
 
 
-def _logit_rows(Z, backend: str) -> Rows:
-    """Logits as rows (1-D: one row), on the device for CUDA arrays or ``"cuda"``."""
+def assign_logits(Z, mode: int, backend: str = "auto"):
+    """Row-wise softmax or entmax15 (``mode``) of logits ``Z`` of shape
+    (n, k) or (k,), over the last axis: the logits' own entry, beside the
+    rows sources (logits are not data: they are named "Z" in errors and
+    their magnitude is not limited).
+
+    The result has Z's shape and lives where Z does: a numba device array
+    for CUDA logits, numpy for host logits, which run on the GPU only with
+    ``backend="cuda"`` (under ``"auto"`` they stay on the CPU: the work per
+    byte is small).
+    """
+    backend = check_backend(backend)
     if is_device_array(Z):
         choose(backend, Z, None)  # refuses backend="cpu"
-        from .cuda.rows import DeviceRows
+        from .cuda import arrays, passes
 
-        return DeviceRows.from_logits(Z)
+        Zd, shape, _ = arrays.device_logits(Z)
+        return passes.assign_logits(Zd, int(mode)).reshape(shape)
     Z = as_float_array(Z, "Z", ndim=(1, 2))
-    Z = Z.reshape(-1, Z.shape[-1])
-    if choose(backend, Z, None) == "cuda":
-        from .cuda.rows import DeviceRows
+    flat = Z.reshape(-1, Z.shape[-1])
+    if choose(backend, flat, None) == "cuda":
+        from numba import cuda
 
-        return DeviceRows.from_host(Z, np.empty(0))
-    return InMemoryRows(Z, np.empty(0))
+        from .cuda import passes
+
+        return passes.assign_logits(cuda.to_device(flat), int(mode)).copy_to_host().reshape(Z.shape)
+    return K.assign_logits(flat, mode).reshape(Z.shape)
 
 
 def _host_array(X, estimator, fit: bool):

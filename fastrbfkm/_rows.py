@@ -519,14 +519,6 @@ class Rows(ABC):
         """The weighted K-Means inertia ``sum_i w_i min_k D_ik`` (one pass)."""
         return float(self.assign(C)[1])
 
-    def assign_logits(self, mode: int):
-        """Row-wise softmax or entmax15 (``mode``) of rows that are logits
-        (:func:`fastrbfkm._backend.open_rows` with ``logits=True``)."""
-        raise TypeError(
-            f"{type(self).__name__} holds data, not logits: open the logits with "
-            "open_rows(Z, logits=True)."
-        )
-
 
 class BlockRows(Rows):
     """A source whose fit passes are folds of the block functions of
@@ -705,9 +697,6 @@ class InMemoryRows(BlockRows):
 
     def total_inertia(self, C: np.ndarray) -> float:
         return float(K.hard_assign(self.X, C, self.w, False)[2])
-
-    def assign_logits(self, mode: int) -> np.ndarray:
-        return K.assign_logits(self.X, mode)
 
 
 class SparseRows(InMemoryRows):

@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _kernels as K
-from ._backend import open_rows, shape_of
+from ._backend import assign_logits, open_rows
 from ._deprecation import keyword_only
 from ._rows import Rows
 from ._threads import one_blas_thread
@@ -90,8 +90,7 @@ def _open(X, C, sample_weight, backend) -> tuple[Rows, np.ndarray]:
 
 def _assign_logits(Z, mode: int, backend) -> np.ndarray:
     """Row-wise ``mode`` of the logits Z over their last axis, Z's shape."""
-    rows = open_rows(Z, backend=backend, logits=True)
-    return rows.assign_logits(mode).reshape(shape_of(Z))
+    return assign_logits(Z, mode, backend)
 
 
 def _logits(Z, name: str = "Z") -> tuple[np.ndarray, tuple[int, ...]]:

@@ -40,13 +40,10 @@ PASSES = {
     "distances": lambda rows, C: rows.distances(C),
     "responsibilities": lambda rows, C: rows.responsibilities(C, 0.7, K.ENTMAX15),
     "total_inertia": lambda rows, C: rows.total_inertia(C),
-    "assign_logits": lambda rows, C: rows.assign_logits(K.ENTMAX15),
     "batch": lambda rows, C: rows.batch(6, np.random.default_rng(5)),
     "largest_magnitude": lambda rows, C: rows.largest_magnitude(),
 }
 
-#: Sources that hold data only: they refuse to read it as logits.
-REFUSES = {"streamed": {"assign_logits"}, "dask": {"assign_logits"}}
 #: Sources whose rows are not in memory in order: no sequential transfers, no
 #: pruned hard passes (their bounds are per row); the device gives no cells'
 #: inertia. Sources that are not in memory do not read all their rows for the
@@ -104,10 +101,6 @@ def test_every_pass_on_every_source(kind, unit, tmp_path):
         if name in SKIPS.get(kind, ()):
             assert run(rows, C) is None, name
             continue
-        if name in REFUSES.get(kind, ()):
-            with pytest.raises(TypeError, match="not logits"):
-                run(rows, C)
-            continue
         if name in CHUNKED.get(kind, ()):
             got, weights = run(rows, C)
             start = int(np.flatnonzero((X == got[0]).all(axis=1))[0])
@@ -139,8 +132,11 @@ def test_initial_centers_are_rows_of_x(kind, init, tmp_path):
         np.testing.assert_array_equal(C, want)
 
 
-def test_logits_open_as_rows():
+def test_logits_have_their_own_entry():
+    from fastrbfkm._backend import assign_logits
+
     Z = np.array([[1.0, 2.0, 3.5], [0.0, 0.0, 0.0]])
-    rows = open_rows(Z, logits=True)
-    np.testing.assert_allclose(rows.assign_logits(K.SOFTMAX).sum(axis=1), 1.0)
-    assert open_rows(Z[0], logits=True).shape == (1, 3)
+    np.testing.assert_allclose(assign_logits(Z, K.SOFTMAX).sum(axis=1), 1.0)
+    np.testing.assert_array_equal(assign_logits(Z[0], K.ENTMAX15), assign_logits(Z, K.ENTMAX15)[0])
+    with pytest.raises(ValueError, match="Z"):
+        assign_logits(np.array([[np.nan, 1.0]]), K.SOFTMAX)

@@ -51,12 +51,6 @@ class DeviceRows(Rows):
         weights = cuda.to_device(w) if w.size else cuda.device_array(0, dtype=np.float64)
         return cls(cuda.to_device(X), weights, on_host=True)
 
-    @classmethod
-    def from_logits(cls, Z) -> DeviceRows:
-        """Validated CUDA logits (1-D: one row), in place."""
-        Zd, _, on_host = arrays.device_logits(Z)
-        return cls(Zd, passes.empty(), on_host)
-
     def check_centers(self, C, name: str = "C") -> np.ndarray:
         return arrays.host_centers(C, self.X, name)  # device centers are copied
 
@@ -148,9 +142,6 @@ class DeviceRows(Rows):
     def responsibilities(self, C: np.ndarray, sigma: float, mode: int):
         out = passes.responsibilities(self.X, self._centers(C), float(sigma), int(mode), self.ws)
         return self._out(out)
-
-    def assign_logits(self, mode: int):
-        return self._out(passes.assign_logits(self.X, int(mode)))
 
     def total_inertia(self, C: np.ndarray) -> float:
         return float(passes.hard_assign(self.X, self._centers(C), self.w, self.ws)[2])
