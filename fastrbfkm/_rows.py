@@ -36,16 +36,13 @@ from typing import NamedTuple
 import numpy as np
 
 from . import _kernels as K
-from ._principal import dense_eigenpairs, lanczos_eigenpairs
 from ._tunables import (
     DENSE_MAX,
-    LANCZOS_STEPS,
     MOMENT_ENTRIES,
     MOMENT_ROWS,
     MOVER_RATIO,
     MOVERS_SHARE,
     PRUNE_MIN_CLUSTERS,
-    ROUGH_STEPS,
 )
 from ._validation import check_centers
 from .seeding import initial_centers
@@ -405,29 +402,6 @@ class Rows(ABC):
     def scatter(self, C: np.ndarray, sigma: float, mode: int):
         """``(N, A)`` of :func:`fastrbfkm._kernels.center_scatter` for every center."""
 
-    def principal(
-        self, C: np.ndarray, sigma: float, mode: int, cells: bool = False, rough: bool = False
-    ):
-        """``(N, values, axes)``: per center, ``N_j`` of :meth:`scatter` and the
-        largest eigenvalue of ``A_j / N_j`` with its unit eigenvector
-        (:mod:`fastrbfkm._principal`). With ``cells``, a pair: that and the
-        same for the hard cells of C (its Voronoi cells). With ``rough``,
-        where they come from Lanczos iterations (above ``DENSE_MAX``
-        features), only ``ROUGH_STEPS`` of them: lower bounds of the
-        eigenvalues and their Ritz vectors. Here from the formed matrices."""
-        N, A = self.scatter(C, sigma, mode)
-        found = (N, *dense_eigenpairs(N, A))
-        return (found, self.principal(C, 0.0, K.HARD)) if cells else found
-
-    def largest_variance(self, moments: Moments) -> float:
-        """The largest eigenvalue of the covariance whose :meth:`moments` are
-        given: from the covariance, or above ``DENSE_MAX`` features as the
-        principal variance around the mean (:meth:`principal`)."""
-        if moments.covariance is not None:
-            return max(float(np.linalg.eigvalsh(moments.covariance)[-1]), 0.0)
-        center = moments.mean[None, :].astype(self.dtype)
-        return float(self.principal(center, 0.0, K.HARD)[1][0])
-
     @abstractmethod
     def removal_costs(self, C: np.ndarray) -> np.ndarray:
         """Per center, the rise in inertia if it were removed (``(k,)``)."""
@@ -539,35 +513,11 @@ class BlockRows(Rows):
     def scatter(self, C: np.ndarray, sigma: float, mode: int):
         return self.reduce("scatter", C, sigma, mode)
 
-    def principal(
-        self, C: np.ndarray, sigma: float, mode: int, cells: bool = False, rough: bool = False
-    ):
-        """:meth:`Rows.principal`; above ``DENSE_MAX`` features by Lanczos
-        iterations on the passes ``scatter_apply`` (no d x d matrix), the
-        cells' in the same passes."""
-        if self.d <= DENSE_MAX:
-            return super().principal(C, sigma, mode, cells)
-        k = C.shape[0]
-        chosen = np.tile(np.arange(k), 2 if cells else 1)
-        hard = np.arange(chosen.size) >= k if cells else np.full(k, mode == K.HARD)
-        no_labels = np.empty(0, dtype=np.int32)
-        labels = self.cell_labels(C) if hard.all() else no_labels
-        found = lanczos_eigenpairs(
-            lambda index, V: self.reduce(
-                "scatter_apply", C, sigma, mode, chosen[index], hard[index], V, labels
-            ),
-            chosen.size,
-            self.d,
-            ROUGH_STEPS if rough else LANCZOS_STEPS,
-        )
-        if not cells:
-            return found
-        return tuple(part[:k] for part in found), tuple(part[k:] for part in found)
-
     def cell_labels(self, C: np.ndarray) -> np.ndarray:
-        """Each row's nearest center, for the passes of :meth:`principal`
-        over hard cells to read instead of finding them every pass; here
-        empty (they do: the labels of every row would be held at once)."""
+        """Each row's nearest center, for the passes of
+        :func:`fastrbfkm._axes.principal` over hard cells to read instead of
+        finding them every pass; here empty (they do: the labels of every row
+        would be held at once)."""
         return np.empty(0, dtype=np.int32)
 
     def removal_costs(self, C: np.ndarray) -> np.ndarray:

@@ -22,6 +22,7 @@ import numpy as np
 from scipy.spatial.distance import cdist
 
 from . import _kernels as K
+from ._axes import largest_variance, principal
 from ._backend import open_rows
 from ._deprecation import keyword_only, renamed, warn
 from ._rows import Rows
@@ -184,7 +185,7 @@ def critical_temperature(
     if n_clusters < 1:
         raise ValueError(f"n_clusters must be a positive integer; got {n_clusters}.")
     rows = open_rows(X, sample_weight, "cpu", fit=True)
-    return critical_from_variance(rows.largest_variance(rows.moments()), int(n_clusters), mode)
+    return critical_from_variance(largest_variance(rows, rows.moments()), int(n_clusters), mode)
 
 
 def geometric_schedule(start: float, stop: float, cooling: float) -> np.ndarray:
@@ -588,7 +589,7 @@ def candidates(
     """
     chosen = np.flatnonzero(active)
     A = np.ascontiguousarray(C[chosen])
-    (_, spread, axes), (mass, cell_spread, _) = rows.principal(A, sigma, mode, cells=True)
+    (_, spread, axes), (mass, cell_spread, _) = principal(rows, A, sigma, mode, cells=True)
     factor = np.sqrt(2.0) if mode == K.ENTMAX15 else 1.0
     gain = mass * cell_spread
     wanted = np.argsort(-gain, kind="stable")[: int(np.count_nonzero(~active))]

@@ -14,6 +14,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import validate_data
 
 from . import _kernels as K
+from ._axes import largest_variance
 from ._base import BaseRBFKMeans
 from ._rows import InMemoryRows
 from ._threads import one_blas_thread
@@ -300,7 +301,7 @@ class RBFKMeans(BaseRBFKMeans):
         moments = rows.moments() if soft else None
         sigma_c = None
         if soft and self.sigma == "auto":
-            sigma_c = critical_from_variance(rows.largest_variance(moments), k, mode)
+            sigma_c = critical_from_variance(largest_variance(rows, moments), k, mode)
 
         best = None
         for run in range(n_init):

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _kernels as K
+from ._axes import principal
 from ._rows import Rows
 from ._tunables import (
     BATCH_CELLS,
@@ -139,7 +140,7 @@ def improve_by_swaps(
     for _ in range(rounds if batch > 1 else rounds + ONE_MOVE_ROUNDS):
         C = best.centers
         costs = rows.removal_costs(C)
-        N, spread, axes = rows.principal(C, 0.0, K.HARD, rough=True)
+        N, spread, axes = principal(rows, C, 0.0, K.HARD, rough=True)
         gain = 2.0 / np.pi * (N * spread)
         if batch > 1:
             found = _moves_at_once(rows, best, gain, costs, batch, spread, axes, max_iter, tol)

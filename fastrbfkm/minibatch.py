@@ -36,6 +36,7 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import validate_data
 
 from . import _kernels as K
+from ._axes import largest_variance
 from ._base import BaseRBFKMeans
 from ._rows import InMemoryRows, Rows, in_memory
 from ._threads import one_blas_thread
@@ -350,7 +351,7 @@ class MiniBatchRBFKMeans(BaseRBFKMeans):
         if self._annealing:
             # every center on the mean: one active, the others its spares
             moments = probe.moments()
-            sigma = float(critical_from_variance(probe.largest_variance(moments), k, mode))
+            sigma = float(critical_from_variance(largest_variance(probe, moments), k, mode))
             self.sigma_critical_ = sigma
             self._plan = AnnealPlan.for_batches(sigma, self.cooling)
             C = np.tile(moments.mean, (k, 1))

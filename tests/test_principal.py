@@ -5,8 +5,9 @@ formed matrices, and the moments of wide data keep only the variances."""
 import numpy as np
 import pytest
 
+from fastrbfkm import _axes, _principal, _rows, _tunables
 from fastrbfkm import _kernels as K
-from fastrbfkm import _principal, _rows, _tunables
+from fastrbfkm._axes import largest_variance, principal
 from fastrbfkm._rows import InMemoryRows
 from fastrbfkm._streaming import StreamedRows
 
@@ -39,7 +40,8 @@ def test_lanczos_matches_the_dense_eigenpairs(assignment, dtype, monkeypatch):
     mode = {"hard": K.HARD, "softmax": K.SOFTMAX, "entmax15": K.ENTMAX15}[assignment]
     sigma = 0.0 if mode == K.HARD else 4.0
     monkeypatch.setattr(_rows, "DENSE_MAX", 8)  # d = 40 is "wide" here
-    N, values, axes = InMemoryRows(X, w).principal(C, sigma, mode)
+    monkeypatch.setattr(_axes, "DENSE_MAX", 8)
+    N, values, axes = principal(InMemoryRows(X, w), C, sigma, mode)
     N_ref, values_ref, axes_ref = dense_reference(X, C, w, sigma, assignment)
     np.testing.assert_allclose(N, N_ref, rtol=1e-10)
     np.testing.assert_allclose(values, values_ref, rtol=1e-7)
@@ -50,7 +52,8 @@ def test_lanczos_matches_the_dense_eigenpairs(assignment, dtype, monkeypatch):
 def test_soft_scatter_and_hard_cells_in_the_same_passes(monkeypatch):
     X, C, w = anisotropic(700, 30, 4, seed=5)
     monkeypatch.setattr(_rows, "DENSE_MAX", 8)
-    soft, cells = InMemoryRows(X, w).principal(C, 3.0, K.SOFTMAX, cells=True)
+    monkeypatch.setattr(_axes, "DENSE_MAX", 8)
+    soft, cells = principal(InMemoryRows(X, w), C, 3.0, K.SOFTMAX, cells=True)
     for got, want in [
         (soft, dense_reference(X, C, w, 3.0, "softmax")),
         (cells, dense_reference(X, C, w, 0.0, "hard")),
@@ -65,13 +68,14 @@ def test_lanczos_in_groups_and_on_a_streamed_source(monkeypatch, tmp_path):
     streamed from a file, give the in-memory result."""
     X, C, w = anisotropic(500, 30, 6)
     monkeypatch.setattr(_rows, "DENSE_MAX", 8)
-    want = InMemoryRows(X, w).principal(C, 2.0, K.ENTMAX15)
+    monkeypatch.setattr(_axes, "DENSE_MAX", 8)
+    want = principal(InMemoryRows(X, w), C, 2.0, K.ENTMAX15)
     monkeypatch.setattr(_principal, "BASIS_BUDGET", 2 * 25 * 30)  # two centers a group
     np.save(tmp_path / "X.npy", X)
     streamed = StreamedRows(np.load(tmp_path / "X.npy", mmap_mode="r"), w, block_rows=64)
     for got in (
-        InMemoryRows(X, w).principal(C, 2.0, K.ENTMAX15),
-        streamed.principal(C, 2.0, K.ENTMAX15),
+        principal(InMemoryRows(X, w), C, 2.0, K.ENTMAX15),
+        principal(streamed, C, 2.0, K.ENTMAX15),
     ):
         np.testing.assert_allclose(got[0], want[0], rtol=1e-12)
         np.testing.assert_allclose(got[1], want[1], rtol=1e-9)
@@ -84,7 +88,8 @@ def test_lanczos_edge_cases(monkeypatch):
     X = np.array([[0.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0], [10.0, 1.0, 2.0, 2.0]])
     C = np.array([[0.0, 0.0, 0.0, 0.0], [11.0, 1.0, 2.0, 2.0], [-50.0, 0.0, 0.0, 0.0]])
     monkeypatch.setattr(_rows, "DENSE_MAX", 1)
-    N, values, axes = InMemoryRows(X, np.empty(0)).principal(C, 0.0, K.HARD)
+    monkeypatch.setattr(_axes, "DENSE_MAX", 1)
+    N, values, axes = principal(InMemoryRows(X, np.empty(0)), C, 0.0, K.HARD)
     np.testing.assert_array_equal(N, [2.0, 1.0, 0.0])
     np.testing.assert_allclose(values, [0.0, 1.0, 0.0], atol=1e-12)
     np.testing.assert_allclose(np.abs(axes[1]), [1.0, 0.0, 0.0, 0.0], atol=1e-12)
@@ -106,4 +111,4 @@ def test_largest_variance_of_wide_data():
     X, _, w = anisotropic(400, d, 1, seed=3)
     rows = InMemoryRows(X, w)
     want = np.linalg.eigvalsh(np.cov(X.T, aweights=w, bias=True))[-1]
-    assert rows.largest_variance(rows.moments()) == pytest.approx(want, rel=1e-8)
+    assert largest_variance(rows, rows.moments()) == pytest.approx(want, rel=1e-8)

@@ -1,0 +1,69 @@
+"""Principal axes over a rows source: per center, the largest eigenvalue of
+its responsibility-weighted scatter and its unit eigenvector, and the data's
+largest variance. They are algorithms over the passes of a source
+(:class:`fastrbfkm._rows.Rows`), not passes themselves:
+
+- up to ``DENSE_MAX`` features (and on every source that forms the scatter
+  matrices, the GPU's among them), from the ``scatter`` pass's matrices
+  (:func:`fastrbfkm._principal.dense_eigenpairs`);
+- above it, on the sources whose passes are folds of block functions
+  (:class:`fastrbfkm._rows.BlockRows`: in memory, streamed, Dask), by
+  Lanczos iterations whose every step is one ``scatter_apply`` pass (no
+  d x d matrix; :func:`fastrbfkm._principal.lanczos_eigenpairs`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import _kernels as K
+from ._principal import dense_eigenpairs, lanczos_eigenpairs
+from ._rows import BlockRows, Moments, Rows
+from ._tunables import DENSE_MAX, LANCZOS_STEPS, ROUGH_STEPS
+
+
+def principal(
+    rows: Rows, C: np.ndarray, sigma: float, mode: int, cells: bool = False, rough: bool = False
+):
+    """``(N, values, axes)``: per center, ``N_j`` of the ``scatter`` pass and
+    the largest eigenvalue of ``A_j / N_j`` with its unit eigenvector. With
+    ``cells``, a pair: that and the same for the hard cells of C (its
+    Voronoi cells). With ``rough``, where they come from Lanczos iterations
+    (above ``DENSE_MAX`` features), only ``ROUGH_STEPS`` of them: lower
+    bounds of the eigenvalues and their Ritz vectors."""
+    if isinstance(rows, BlockRows) and rows.d > DENSE_MAX:
+        return _lanczos(rows, C, sigma, mode, cells, rough)
+    N, A = rows.scatter(C, sigma, mode)
+    found = (N, *dense_eigenpairs(N, A))
+    return (found, principal(rows, C, 0.0, K.HARD)) if cells else found
+
+
+def _lanczos(rows: BlockRows, C: np.ndarray, sigma: float, mode: int, cells: bool, rough: bool):
+    """:func:`principal` by Lanczos iterations on the ``scatter_apply``
+    passes, the cells' in the same passes."""
+    k = C.shape[0]
+    chosen = np.tile(np.arange(k), 2 if cells else 1)
+    hard = np.arange(chosen.size) >= k if cells else np.full(k, mode == K.HARD)
+    no_labels = np.empty(0, dtype=np.int32)
+    labels = rows.cell_labels(C) if hard.all() else no_labels
+    found = lanczos_eigenpairs(
+        lambda index, V: rows.reduce(
+            "scatter_apply", C, sigma, mode, chosen[index], hard[index], V, labels
+        ),
+        chosen.size,
+        rows.d,
+        ROUGH_STEPS if rough else LANCZOS_STEPS,
+    )
+    if not cells:
+        return found
+    return tuple(part[:k] for part in found), tuple(part[k:] for part in found)
+
+
+def largest_variance(rows: Rows, moments: Moments) -> float:
+    """The largest eigenvalue of the covariance whose moments are given
+    (``rows.moments()``): from the covariance, or above ``DENSE_MAX``
+    features as the principal variance around the mean (:func:`principal`)."""
+    if moments.covariance is not None:
+        return max(float(np.linalg.eigvalsh(moments.covariance)[-1]), 0.0)
+    center = moments.mean[None, :].astype(rows.dtype)
+    return float(principal(rows, center, 0.0, K.HARD)[1][0])
