@@ -436,16 +436,6 @@ class Rows(ABC):
         """``(rows, weights)``: the rows of :meth:`draw` and their own sample
         weights (ones for unit weights)."""
 
-    def sample(self, m: int, key: int) -> InMemoryRows:
-        """The rows a fit anneals, in memory: with more than ``m`` rows, ``m``
-        distinct rows drawn as by :meth:`draw`, each weighing ``weight / m``
-        (the sample stands for the whole mass); else every row with its own
-        weight (the source itself when it is in memory already)."""
-        rows, weights = self.draw_weighted(min(m, self.n), key)
-        if self.n > m:
-            weights = np.full(m, self.weight / m)
-        return InMemoryRows(rows, weights)
-
     @abstractmethod
     def batch(self, m: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         """A mini-batch in host memory, checked: ``(rows, weights)``, ``m``
@@ -614,9 +604,6 @@ class InMemoryRows(BlockRows):
             return super().cell_inertia(C)
         return self.pruned_stats(C, bounds)[3]
 
-    def sample(self, m: int, key: int) -> InMemoryRows:
-        return self if self.n <= m else super().sample(m, key)
-
     def batch(self, m: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         index = np.sort(rng.integers(0, self.n, int(m)))
         return self.X[index], self.w[index] if self.w.size else self.w
@@ -708,13 +695,6 @@ class SparseRows(InMemoryRows):
             raise ValueError(f"no d x d scatter above {DENSE_MAX} features (Lanczos instead)")
         return fold("scatter", self._dense_blocks(), self.w, C, sigma, mode)
 
-    def sample(self, m: int, key: int) -> InMemoryRows:
-        if self.n <= m:
-            return self
-        keys = draw_keys(self.w, 0, self.n, key)
-        index = np.sort(np.argsort(-keys, kind="stable")[:m])
-        return SparseRows(take_csr(self.X, index), np.full(m, self.weight / m))
-
     def batch(self, m: int, rng: np.random.Generator):
         index = np.sort(rng.integers(0, self.n, int(m)))
         return take_csr(self.X, index), self.w[index] if self.w.size else self.w
@@ -736,3 +716,21 @@ def take_csr(X: K.CSR, index: np.ndarray) -> K.CSR:
 def in_memory(X, w: np.ndarray) -> InMemoryRows:
     """The rows source of data in memory: dense, or CSR."""
     return SparseRows(X, w) if isinstance(X, K.CSR) else InMemoryRows(X, w)
+
+
+def annealing_sample(rows: Rows, m: int, key: int) -> InMemoryRows:
+    """The rows a fit anneals, in memory: with more than ``m`` rows, ``m``
+    distinct rows drawn as by :meth:`Rows.draw`, each weighing ``weight / m``
+    (the sample stands for the whole mass); else every row with its own
+    weight (the source itself when it is in memory already). A CSR matrix's
+    sample stays sparse (its drawn rows' slices)."""
+    if isinstance(rows, InMemoryRows) and rows.n <= m:
+        return rows
+    if isinstance(rows, SparseRows):
+        keys = draw_keys(rows.w, 0, rows.n, key)
+        index = np.sort(np.argsort(-keys, kind="stable")[:m])
+        return SparseRows(take_csr(rows.X, index), np.full(m, rows.weight / m))
+    X, weights = rows.draw_weighted(min(m, rows.n), key)
+    if rows.n > m:
+        weights = np.full(m, rows.weight / m)
+    return InMemoryRows(X, weights)

@@ -16,7 +16,7 @@ from sklearn.utils.validation import validate_data
 from . import _kernels as K
 from ._axes import largest_variance
 from ._base import BaseRBFKMeans
-from ._rows import InMemoryRows
+from ._rows import InMemoryRows, annealing_sample
 from ._threads import one_blas_thread
 from ._tunables import (
     ANNEAL_ROWS_MAX,
@@ -352,7 +352,7 @@ class RBFKMeans(BaseRBFKMeans):
         guide = rows
         m = self._anneal_rows(k)
         if guides and m is not None:
-            guide = rows.sample(m, int(rng.integers(2**63)) if rows.n > m else 0)
+            guide = annealing_sample(rows, m, int(rng.integers(2**63)) if rows.n > m else 0)
         plan = None
         if mode != K.HARD:
             plan = AnnealPlan.for_estimator(

@@ -9,7 +9,7 @@ import pytest
 from fastrbfkm import _kernels as K
 from fastrbfkm._axes import largest_variance, principal
 from fastrbfkm._backend import open_rows
-from fastrbfkm._rows import InMemoryRows, Rows
+from fastrbfkm._rows import InMemoryRows, Rows, annealing_sample
 from fastrbfkm._streaming import StreamedRows
 
 from .helpers import make_problem, tolerance
@@ -32,7 +32,10 @@ PASSES = {
     "oversample": lambda rows, C: rows.oversample(C, 0.05, 11),
     "draw": lambda rows, C: rows.draw(5, 11),
     "draw_weighted": lambda rows, C: rows.draw_weighted(5, 11),
-    "sample": lambda rows, C: (rows.sample(5, 11).draw(5, 0), rows.sample(5, 11).weight),
+    "sample": lambda rows, C: (
+        annealing_sample(rows, 5, 11).draw(5, 0),
+        annealing_sample(rows, 5, 11).weight,
+    ),
     "assign": lambda rows, C: rows.assign(C),
     "transfers": lambda rows, C: rows.transfers(C, 20),
     "initial_centers": lambda rows, C: rows.initial_centers(k, C, np.random.default_rng(0)),
@@ -60,7 +63,7 @@ CHUNKED = {"dask": {"batch"}}
 
 #: Algorithms over a source's passes (functions, not methods), tested on
 #: every source as the passes are.
-ALGORITHMS = {"principal", "largest_variance"}
+ALGORITHMS = {"principal", "largest_variance", "sample"}
 
 
 def test_every_pass_of_the_interface_is_tested():
