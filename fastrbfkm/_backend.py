@@ -1,4 +1,6 @@
-"""The one door: every public entry point turns its data into a rows source here.
+"""The one door: every public entry point turns its data into a rows source
+here (and logits, which are not data, into their row-wise assignment:
+:func:`assign_logits`).
 
 :func:`open_rows` takes ``(X, sample_weight, backend)``, validates them and
 returns the :class:`~fastrbfkm._rows.Rows` that holds X:
@@ -158,7 +160,6 @@ def open_rows(
     centers=None,
     fit: bool = False,
     estimator=None,
-
 ) -> Rows:
     """The rows source for data X and its weights, on the chosen backend.
 
@@ -277,6 +278,8 @@ def assign_logits(Z, mode: int, backend: str = "auto"):
     byte is small).
     """
     backend = check_backend(backend)
+    if isinstance(Z, Iterator):
+        raise TypeError(f"Z must be an array of logits; got a {type(Z).__name__}.")
     if is_device_array(Z):
         choose(backend, Z, None)  # refuses backend="cpu"
         from .cuda import arrays, passes

@@ -108,8 +108,8 @@ POLISH_TOL = 1e-4
 DENSE_MAX = 128
 #: Most Lanczos steps (passes over X) per eigenpair.
 LANCZOS_STEPS = 20
-#: Lanczos steps of a rough estimate (``rough=True`` of the rows sources'
-#: ``principal``): a lower bound of each largest eigenvalue and its Ritz
+#: Lanczos steps of a rough estimate (``rough=True`` of
+#: :func:`fastrbfkm._axes.principal`): a lower bound of each largest eigenvalue and its Ritz
 #: vector, enough to rank and place the swap moves of a fit, which are then
 #: kept only when they lower the inertia. The work of the steps grows with
 #: their square (each is reorthogonalized against the earlier ones).

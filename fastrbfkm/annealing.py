@@ -293,7 +293,7 @@ class AnnealPlan:
     skip_idle: bool = False
     max_iter: int = 1000
     tail_iter: int | None = None
-    perturbation: float = PERTURBATION
+    perturbation: float = 1e-3
     temperatures: np.ndarray | None = field(default=None, compare=False)
 
     @classmethod
@@ -336,6 +336,7 @@ class AnnealPlan:
             skip_idle=auto,
             max_iter=int(anneal_steps if steps else max_iter),
             tail_iter=TAIL_STEPS if steps else None,
+            perturbation=PERTURBATION,
         )
 
     @classmethod

@@ -3,7 +3,8 @@ and the (soft) Lloyd step.
 
 Every function but the backward passes takes ``backend`` (``"auto"``,
 ``"cpu"``, ``"cuda"``) and hands its data to the same door as the estimator
-(:func:`fastrbfkm._backend.open_rows`): on the GPU, numpy input gives numpy
+(:func:`fastrbfkm._backend.open_rows`; logits, for ``softmax`` and
+``entmax15``, to :func:`fastrbfkm._backend.assign_logits`): on the GPU, numpy input gives numpy
 results and CUDA array input (numba device arrays, CuPy, PyTorch CUDA
 tensors) gives numba device arrays, scalars staying host floats. A dask
 array is read chunk by chunk: per-row results (distances,

@@ -353,7 +353,6 @@ class MiniBatchRBFKMeans(BaseRBFKMeans):
             moments = probe.moments()
             sigma = float(critical_from_variance(largest_variance(probe, moments), k, mode))
             self.sigma_critical_ = sigma
-            self._plan = AnnealPlan.for_batches(sigma, self.cooling)
             C = np.tile(moments.mean, (k, 1))
             self._active[1:] = False
             self._parent[:] = 0
@@ -463,6 +462,13 @@ class MiniBatchRBFKMeans(BaseRBFKMeans):
         """Whether the batch was hard, or nearly: ``J - F <= COLD_GAP J``."""
         gap = summary[K.INERTIA] - summary[K.OBJECTIVE]
         return is_hard(summary, mode) or gap <= COLD_GAP * summary[K.INERTIA]
+
+    @property
+    def _plan(self) -> AnnealPlan:
+        """The annealing over batches, from the start's critical temperature
+        and the current ``cooling`` (read at every temperature, as
+        ``set_params`` between ``partial_fit`` calls may change it)."""
+        return AnnealPlan.for_batches(self.sigma_critical_, self.cooling)
 
     def _split(self, sigma: float, mode: int) -> None:
         """Move to temperature ``sigma`` (or, while the spares would not

@@ -382,8 +382,9 @@ class RBFKMeansLayer(nn.Module):
         self.sigma = sigma
         return self.sigma
 
-    @torch.no_grad()
     @renamed(method="init")
+    @keyword_only
+    @torch.no_grad()
     def init_from(self, X: torch.Tensor, init: str = "k-means++", *, random_state=None):
         """Initialise the centers from data.
 
@@ -396,8 +397,8 @@ class RBFKMeansLayer(nn.Module):
             the centers of a full fit of :class:`fastrbfkm.RBFKMeans` with the
             layer's assignment. Its old name ``method`` still works, with a
             ``FutureWarning``, until 0.3.
-        random_state : int, numpy Generator or None, default=None
-            Seed of the seeding or the fit.
+        random_state : int, numpy.random.RandomState or None, default=None
+            Seed of the seeding or the fit (as scikit-learn's).
 
         Returns
         -------

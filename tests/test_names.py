@@ -103,6 +103,9 @@ def test_the_layer_takes_its_old_names_with_a_warning():
     with pytest.warns(FutureWarning, match="'method' is now called 'init'"):
         old = RBFKMeansLayer(4, 3, sigma=2.0).init_from(Z, method="k-means++", random_state=0)
     assert torch.equal(old.centers, new.centers)
+    with pytest.warns(FutureWarning, match="pass random_state by keyword") as record:
+        again = RBFKMeansLayer(4, 3, sigma=2.0).init_from(Z, "k-means++", 0)
+    assert torch.equal(again.centers, new.centers) and record[0].filename == __file__
     with pytest.warns(FutureWarning, match="'factor' is now called 'cooling'"):
         assert old.anneal(factor=0.5) == new.anneal(cooling=0.5) == 1.0
     with pytest.warns(FutureWarning, match="sample_weight"):
