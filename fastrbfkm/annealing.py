@@ -237,6 +237,12 @@ class AnnealSettings:
         every temperature, spares included (one more pass at the
         temperatures where spares are parked). Without it they are those of
         the active centers.
+    split_margin : float
+        A candidate splits at the next temperature when its critical
+        temperature is above that temperature times ``1 + split_margin``; a
+        negative margin tries splits above the predicted critical
+        temperature (those that close again are undone), so that the
+        temperature at which a split opens is observed, not assumed.
     """
 
     max_iter: int
@@ -247,6 +253,7 @@ class AnnealSettings:
     skip_idle: bool = False
     tail_iter: int | None = None
     record_all: bool = True
+    split_margin: float = SPLIT_MARGIN
 
 
 @dataclass(frozen=True)
@@ -415,7 +422,8 @@ def run_anneal(
     mode: int,
     settings: AnnealSettings,
     rng: np.random.Generator,
-    callback: Callable[[int, float, np.ndarray, np.ndarray, int], None] | None = None,
+    callback: Callable[[int, float, np.ndarray, np.ndarray, int], bool | None] | None = None,
+    log: SplitLog | None = None,
 ) -> AnnealPath:
     """Anneal the centers C over a rows source down the temperatures ``sigmas``.
 
@@ -427,6 +435,10 @@ def run_anneal(
     shift is ``<= tol`` and no longer growing, and the pairs split apart
     before it have stopped opening up (their gap grows by less than 1% a
     step), at least twice and at most ``max_iter`` times.
+
+    ``callback(t, sigma, C, summary, iterations)`` is called after every
+    temperature; a true return value ends the run there. ``log`` records
+    every split tried, and which of them closed or merged again.
     """
     weight = rows.weight
     eps = float(np.finfo(rows.dtype).eps)
@@ -459,33 +471,43 @@ def run_anneal(
         if settings.record_all and not active.all():
             summary = rows.stats(C, sigma, mode)[2]  # the k-center model, spares included
         path.add(sigma, C, summary, weight, it, converged, int(active.sum()))
-        if callback is not None:
-            callback(len(path.rows) - 1, sigma, C, summary, it)
+        stop = callback is not None and callback(len(path.rows) - 1, sigma, C, summary, it)
         C[active] = new
-        if settings.stop_when_hard and active.all() and is_hard(summary, mode):
+        if stop or (settings.stop_when_hard and active.all() and is_hard(summary, mode)):
             break
         # A split that closed instead of opening was premature: the spare
         # goes back, and the center may try again at a colder temperature.
         for j, spare in pairs[closed]:
             C[j] = (C[j].astype(np.float64) + C[spare]) / 2
             _park(spare, j, active, parent)
+            if log is not None:
+                log.close(int(spare))
         # Centers much closer than the temperature's length scale get the same
         # responsibilities from every point: they act as one, and the second
         # is better used as a spare.
+        before = active.copy() if log is not None else None
         merge_copies(C, active, parent, MERGE_RADIUS * np.sqrt(sigma))
+        if log is not None:
+            for b in np.flatnonzero(before & ~active):
+                log.merge(int(b), int(parent[b]))
         C[~active] = C[parent[~active]]
         pairs = np.empty((0, 2), dtype=np.int64)
         t += 1
         if t < len(sigmas) and not active.all():
             found = candidates(rows, C, active, sigma, mode)
-            if settings.skip_idle and converged and not found.unstable(sigmas[t]).any():
+            margin = settings.split_margin
+            if settings.skip_idle and converged and not found.unstable(sigmas[t], margin).any():
                 # Nothing splits at the next temperature: go to the first one
                 # at which a candidate does.
                 below = np.flatnonzero(
-                    found.critical.max(initial=0.0) > sigmas[t:] * (1.0 + SPLIT_MARGIN)
+                    found.critical.max(initial=0.0) > sigmas[t:] * (1.0 + margin)
                 )
                 t += int(below[0]) if below.size else len(sigmas) - 1 - t
-            pairs = split_unstable(C, active, parent, found, sigmas[t], rng, settings.perturbation)
+            pairs = split_unstable(
+                C, active, parent, found, sigmas[t], rng, settings.perturbation, margin
+            )
+            if log is not None:
+                log.split(len(path.rows), float(sigmas[t]), pairs, found, margin)
     return path.build(_name(mode))
 
 
@@ -566,9 +588,9 @@ class Candidates:
     spread: np.ndarray  # (m,) largest eigenvalue of their local covariance
     axes: np.ndarray  # (m, d) its eigenvector
 
-    def unstable(self, next_sigma: float) -> np.ndarray:
+    def unstable(self, next_sigma: float, margin: float = SPLIT_MARGIN) -> np.ndarray:
         """Which candidates split at ``next_sigma``."""
-        return self.critical > next_sigma * (1.0 + SPLIT_MARGIN)
+        return self.critical > next_sigma * (1.0 + margin)
 
 
 def candidates(
@@ -597,6 +619,32 @@ def candidates(
     return Candidates(chosen[wanted], 2.0 * factor * spread[wanted], spread[wanted], axes[wanted])
 
 
+@dataclass
+class SplitLog:
+    """What :func:`run_anneal` did to the set of active centers, in order:
+    ``("split", t, sigma, center, partner, predicted)`` for a split tried at
+    the temperature of index ``t`` (``sigma``; ``predicted`` the critical
+    temperature :func:`candidates` gave the center), ``("close", partner)``
+    when that split closed again (the partner went back to the spares) and
+    ``("merge", center, into)`` when an active center came within the merge
+    radius of another and became its spare."""
+
+    events: list = field(default_factory=list)
+
+    def split(
+        self, t: int, sigma: float, pairs: np.ndarray, found: Candidates, margin: float
+    ) -> None:
+        predicted = found.critical[found.unstable(sigma, margin)]
+        for (j, spare), crit in zip(pairs.tolist(), predicted.tolist(), strict=True):
+            self.events.append(("split", t, sigma, j, spare, crit))
+
+    def close(self, partner: int) -> None:
+        self.events.append(("close", partner))
+
+    def merge(self, center: int, into: int) -> None:
+        self.events.append(("merge", center, into))
+
+
 def split_unstable(
     C: np.ndarray,
     active: np.ndarray,
@@ -605,10 +653,12 @@ def split_unstable(
     next_sigma: float,
     rng: np.random.Generator,
     perturbation: float,
+    margin: float = SPLIT_MARGIN,
 ) -> np.ndarray:
     """Seeded symmetry breaking: give a spare center to every candidate that
-    is unstable at ``next_sigma``; ``C``, ``active`` and ``parent`` are
-    updated in place. Returns the split pairs ``(m, 2)``.
+    is unstable at ``next_sigma`` (:meth:`Candidates.unstable` with
+    ``margin``); ``C``, ``active`` and ``parent`` are updated in place.
+    Returns the split pairs ``(m, 2)``, in the order of the candidates.
 
     The spare and its center are nudged apart along the principal axis by
     ``perturbation`` times the spread along it, and the split opens up at
@@ -616,7 +666,7 @@ def split_unstable(
     """
     spares = list(np.flatnonzero(~active))
     pairs = []
-    split = found.unstable(next_sigma)
+    split = found.unstable(next_sigma, margin)
     for j, spread, axis in zip(
         found.index[split], found.spread[split], found.axes[split], strict=True
     ):
