@@ -31,6 +31,10 @@ _PUBLIC = {
     "step": "functional",
     "sufficient_statistics": "functional",
     "kmeans_plusplus": "seeding",
+    "PhaseDiagram": "phases",
+    "Split": "phases",
+    "distinct_clusters": "phases",
+    "phase_diagram": "phases",
 }
 
 #: Submodules a user imports by name (optional dependencies: torch, cuda,
@@ -54,6 +58,7 @@ if TYPE_CHECKING:
         sufficient_statistics,
     )
     from .minibatch import MiniBatchRBFKMeans
+    from .phases import PhaseDiagram, Split, distinct_clusters, phase_diagram
     from .seeding import kmeans_plusplus
 
 
@@ -75,15 +80,19 @@ __version__ = "0.1.0"
 __all__ = [
     "AnnealPath",
     "MiniBatchRBFKMeans",
+    "PhaseDiagram",
     "RBFKMeans",
+    "Split",
     "__version__",
     "anneal",
     "critical_temperature",
+    "distinct_clusters",
     "entmax15",
     "entmax15_backward",
     "gradient",
     "kmeans_plusplus",
     "objective",
+    "phase_diagram",
     "responsibilities",
     "softmax",
     "softmax_backward",

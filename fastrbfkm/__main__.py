@@ -240,6 +240,19 @@ def parse_sigma(text: str) -> float | str:
         raise argparse.ArgumentTypeError("--sigma must be 'auto' or a number") from None
 
 
+def parse_k(text: str):
+    """``--k``: a positive integer or 'auto'."""
+    if text == "auto":
+        return text
+    try:
+        k = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("--k must be 'auto' or a positive integer") from None
+    if k < 1:
+        raise argparse.ArgumentTypeError("--k must be 'auto' or a positive integer")
+    return k
+
+
 def cmd_fit(args: argparse.Namespace) -> None:
     from sklearn import config_context
 
@@ -251,6 +264,7 @@ def cmd_fit(args: argparse.Namespace) -> None:
     X = load(args.data, args.header, args.delimiter, args.columns)
     km = RBFKMeans(
         args.k,
+        max_clusters=args.max_clusters,
         assignment=args.assignment,
         sigma=args.sigma,
         n_init=args.n_init,
@@ -268,8 +282,12 @@ def cmd_fit(args: argparse.Namespace) -> None:
         except (ValueError, TypeError) as exc:  # about this file's data
             raise type(exc)(f"{args.data}: {exc}") from None
     elapsed = time.perf_counter() - start
+    k = args.k
+    if k == "auto":
+        most = km.phase_diagram_.max_clusters
+        k = f"{km.n_clusters_} (auto: the count that lasted longest, annealing up to {most})"
     print(
-        f"fastrbfkm fit: {X.shape[0]} points, {X.shape[1]} features, k={args.k}, "
+        f"fastrbfkm fit: {X.shape[0]} points, {X.shape[1]} features, k={k}, "
         f"assignment={args.assignment}, sigma={args.sigma}"
     )
     if streamed:
@@ -416,7 +434,20 @@ def main(argv: list[str] | None = None) -> int:
         help="the columns to cluster, numbered from 1, with ranges: '2-5' leaves out an id "
         "in column 1 (default: all)",
     )
-    fit.add_argument("--k", type=int, required=True, help="number of clusters")
+    fit.add_argument(
+        "--k",
+        type=parse_k,
+        required=True,
+        help="number of clusters, or 'auto': the count that lasts longest over the "
+        "annealing's phase transitions (see --max-clusters)",
+    )
+    fit.add_argument(
+        "--max-clusters",
+        type=int,
+        default=None,
+        help="with --k auto, the most clusters considered (default 10; give about twice "
+        "the count you expect)",
+    )
     fit.add_argument("--assignment", default="entmax15", choices=["entmax15", "softmax", "hard"])
     fit.add_argument("--sigma", type=parse_sigma, default="auto", help="'auto' or a temperature")
     fit.add_argument("--n-init", type=int, default=1, help="runs with different seeds (default 1)")

@@ -73,11 +73,15 @@ class BaseRBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMi
             if not isinstance(value, (str, type(None))) and not np.isfinite(value):
                 raise ValueError(f"{name} must be finite; got {value!r}.")
 
+    def _most_clusters(self) -> tuple[str, int]:
+        """The parameter that bounds the number of centers, and its value."""
+        return "n_clusters", int(self.n_clusters)
+
     def _check_params_against(self, rows: Rows) -> None:
         """Check the parameters that depend on the data's shape and dtype."""
-        k = int(self.n_clusters)
+        name, k = self._most_clusters()
         if k > rows.n:
-            raise ValueError(f"n_samples={rows.n} should be >= n_clusters={k}.")
+            raise ValueError(f"n_samples={rows.n} should be >= {name}={k}.")
         if not isinstance(self.init, str) and not callable(self.init):
             self._init_array(self.init, rows)
 
@@ -86,15 +90,27 @@ class BaseRBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMi
         checked (those that depend on the data against its rows source)."""
         self._check_params()
         rows = open_rows(
-            X, sample_weight, self.backend, n_clusters=self.n_clusters, fit=True, estimator=self
+            X,
+            sample_weight,
+            self.backend,
+            n_clusters=self._most_clusters()[1],
+            fit=True,
+            estimator=self,
         )
         self._check_params_against(rows)
         return rows
 
-    def _init_array(self, init, rows: Rows) -> np.ndarray:
+    def _init_array(self, init, rows: Rows, k: int | None = None) -> np.ndarray:
         """Given initial centers (an array, or what a callable ``init``
-        returned), checked against the data."""
-        k = int(self.n_clusters)
+        returned for ``k`` centers, by default ``n_clusters``), checked
+        against the data."""
+        if k is None:
+            if isinstance(self.n_clusters, str):  # "auto": the count is not known yet
+                raise ValueError(
+                    "init must be 'k-means++', 'random' or a callable when "
+                    "n_clusters='auto': an array fixes the number of clusters."
+                )
+            k = int(self.n_clusters)
         init = as_float_array(init, "init", dtype=rows.dtype, coordinates=True)
         # scikit-learn's KMeans words these errors so; its users search for them
         if init.ndim != 2 or init.shape[0] != k:

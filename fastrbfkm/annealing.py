@@ -481,7 +481,7 @@ def run_anneal(
             C[j] = (C[j].astype(np.float64) + C[spare]) / 2
             _park(spare, j, active, parent)
             if log is not None:
-                log.close(int(spare))
+                log.close(len(path.rows) - 1, int(spare))
         # Centers much closer than the temperature's length scale get the same
         # responsibilities from every point: they act as one, and the second
         # is better used as a spare.
@@ -624,10 +624,11 @@ class SplitLog:
     """What :func:`run_anneal` did to the set of active centers, in order:
     ``("split", t, sigma, center, partner, predicted)`` for a split tried at
     the temperature of index ``t`` (``sigma``; ``predicted`` the critical
-    temperature :func:`candidates` gave the center), ``("close", partner)``
-    when that split closed again (the partner went back to the spares) and
-    ``("merge", center, into)`` when an active center came within the merge
-    radius of another and became its spare."""
+    temperature :func:`candidates` gave the center), ``("close", t, partner)``
+    when that split closed again at the temperature of index ``t`` (the
+    partner went back to the spares) and ``("merge", center, into)`` when
+    an active center came within the merge radius of another and became its
+    spare."""
 
     events: list = field(default_factory=list)
 
@@ -638,8 +639,8 @@ class SplitLog:
         for (j, spare), crit in zip(pairs.tolist(), predicted.tolist(), strict=True):
             self.events.append(("split", t, sigma, j, spare, crit))
 
-    def close(self, partner: int) -> None:
-        self.events.append(("close", partner))
+    def close(self, t: int, partner: int) -> None:
+        self.events.append(("close", t, partner))
 
     def merge(self, center: int, into: int) -> None:
         self.events.append(("merge", center, into))

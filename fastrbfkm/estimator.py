@@ -26,6 +26,9 @@ from ._tunables import (
 from ._validation import ASSIGNMENTS
 from .annealing import AnnealPlan, critical_from_variance, run_anneal
 from .lloyd import improve_by_swaps, improve_by_transfers, run_lloyd
+from .phases import DEFAULT_COOLING as PHASE_COOLING
+from .phases import DEFAULT_MAX_CLUSTERS, diagram_of_rows
+from .phases import DEFAULT_TOL as PHASE_TOL
 
 
 class RBFKMeans(BaseRBFKMeans):
@@ -41,8 +44,17 @@ class RBFKMeans(BaseRBFKMeans):
 
     Parameters
     ----------
-    n_clusters : int, default=8
-        Number of centers k.
+    n_clusters : int or "auto", default=8
+        Number of centers k. "auto" reads it off the phase transitions of a
+        softmax annealing with up to ``max_clusters`` centers (the count
+        that lasts longest in log sigma: :func:`fastrbfkm.phase_diagram`,
+        over the annealing sample of ``anneal_size`` rows), then fits that
+        many; ``n_clusters_`` is the count and ``phase_diagram_`` the record.
+    max_clusters : int >= 2 or None, default=None
+        Most clusters ``n_clusters="auto"`` considers; None is 10. Give about
+        twice the count you expect: counts near ``max_clusters`` are cut
+        short by the end of the annealing. Ignored for an integer
+        ``n_clusters``.
     assignment : {"entmax15", "softmax", "hard"}, default="entmax15"
         How distances become responsibilities. Entmax-1.5 is sparse and
         exactly hard at a finite temperature, so annealing ends by itself.
@@ -131,7 +143,13 @@ class RBFKMeans(BaseRBFKMeans):
 
     Attributes
     ----------
-    cluster_centers_ : ndarray of shape (n_clusters, n_features)
+    n_clusters_ : int
+        Number of centers fitted: ``n_clusters``, or the count
+        ``n_clusters="auto"`` chose.
+    phase_diagram_ : PhaseDiagram or None
+        With ``n_clusters="auto"``, the phase diagram the count was read off
+        (:class:`fastrbfkm.PhaseDiagram`); None otherwise.
+    cluster_centers_ : ndarray of shape (n_clusters_, n_features)
         Final centers, in X's float dtype.
     labels_ : ndarray or dask array of shape (n_samples,)
         Index of every training point's nearest center. After a fit on a
@@ -192,6 +210,7 @@ class RBFKMeans(BaseRBFKMeans):
         self,
         n_clusters=8,
         *,
+        max_clusters=None,
         assignment="entmax15",
         sigma="auto",
         sigma_min=None,
@@ -209,6 +228,7 @@ class RBFKMeans(BaseRBFKMeans):
         backend="auto",
     ):
         self.n_clusters = n_clusters
+        self.max_clusters = max_clusters
         self.assignment = assignment
         self.sigma = sigma
         self.sigma_min = sigma_min
@@ -229,6 +249,8 @@ class RBFKMeans(BaseRBFKMeans):
 
     _parameter_constraints: ClassVar[dict] = {
         **BaseRBFKMeans._shared_constraints,
+        "n_clusters": [StrOptions({"auto"}), Interval(numbers.Integral, 1, None, closed="left")],
+        "max_clusters": [None, Interval(numbers.Integral, 2, None, closed="left")],
         "sigma_min": [None, Interval(numbers.Real, 0, None, closed="neither")],
         "n_init": [StrOptions({"auto"}), Interval(numbers.Integral, 1, None, closed="left")],
         "anneal_steps": [Interval(numbers.Integral, 1, None, closed="left")],
@@ -250,6 +272,13 @@ class RBFKMeans(BaseRBFKMeans):
                 raise ValueError(
                     f"sigma_min={self.sigma_min!r} must not be above sigma={self.sigma!r}."
                 )
+
+    def _most_clusters(self) -> tuple[str, int]:
+        if self.n_clusters == "auto":
+            return "max_clusters", DEFAULT_MAX_CLUSTERS if self.max_clusters is None else int(
+                self.max_clusters
+            )
+        return super()._most_clusters()
 
     # ------------------------------------------------------------------- fit
 
@@ -277,8 +306,22 @@ class RBFKMeans(BaseRBFKMeans):
         rows = self._open_fit_rows(X, sample_weight)
         d = rows.d
         mode = ASSIGNMENTS[self.assignment]
-        k = int(self.n_clusters)
         rng = check_random_state(self.random_state)
+        diagram = None
+        if self.n_clusters == "auto":
+            diagram = diagram_of_rows(
+                rows,
+                self._most_clusters()[1],
+                K.SOFTMAX,
+                PHASE_COOLING,
+                int(self.max_iter),
+                PHASE_TOL,
+                self._anneal_rows(self._most_clusters()[1]),
+                np.random.default_rng(rng.randint(np.iinfo(np.int32).max)),
+            )
+            k = diagram.n_clusters_
+        else:
+            k = int(self.n_clusters)
         # scikit-learn's tolerance: tol times the mean (unweighted) feature
         # variance (a pass over the data, skipped when tol is 0).
         tol = 0.0
@@ -309,7 +352,7 @@ class RBFKMeans(BaseRBFKMeans):
             init = self.init
             if callable(init):
                 data = rows.as_given() if isinstance(rows, InMemoryRows) else X
-                init = self._init_array(init(data, k, np.random.RandomState(seed)), rows)
+                init = self._init_array(init(data, k, np.random.RandomState(seed)), rows, k)
             result = self._fit_once(rows, mode, k, tol, moments, sigma_c, init, seed, run)
             if best is None or result["inertia"] < best["inertia"]:
                 best = result
@@ -324,6 +367,8 @@ class RBFKMeans(BaseRBFKMeans):
             )
         # Everything succeeded: only now touch the fitted attributes.
         validate_data(self, X, reset=True, skip_check_array=True)
+        self.n_clusters_ = k
+        self.phase_diagram_ = diagram
         self.cluster_centers_ = best["centers"]
         self.labels_ = best["labels"]
         self.inertia_ = best["inertia"]

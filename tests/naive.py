@@ -229,3 +229,21 @@ def transfer_sweeps(X, w, labels, k, max_sweeps):
         if w[labels == j].sum() > 0:
             centers[j] = (w[labels == j, None] * X[labels == j]).sum(axis=0) / w[labels == j].sum()
     return centers, labels, sweeps
+
+
+def distinct_clusters(C, sigma):
+    """Groups of centers joined by chains of pairs at most sqrt(2 sigma) apart."""
+    C = np.asarray(C, dtype=np.float64)
+    k = len(C)
+    group = list(range(k))
+
+    def root(i):
+        while group[i] != i:
+            i = group[i]
+        return i
+
+    for i in range(k):
+        for j in range(i + 1, k):
+            if np.sqrt(((C[i] - C[j]) ** 2).sum()) <= np.sqrt(2.0 * sigma):
+                group[root(i)] = root(j)
+    return len({root(i) for i in range(k)})

@@ -145,7 +145,7 @@ def test_fit_refuses_bad_files_and_outputs_in_one_line_before_fitting(tmp_path):
         ((str(tmp_path / "days.npy"), "--k", "2"), "expected real numbers"),
         ((str(tmp_path / "records.npy"), "--k", "2"), "expected real numbers"),
         ((X, "--k", "2", "--out", str(tmp_path / "no" / "c.npy")), "does not exist"),
-        ((X, "--k", "2.5"), "invalid int value"),
+        ((X, "--k", "2.5"), "--k must be 'auto' or a positive integer"),
         ((X, "--k", "2", "--assignment", "kmeans"), "invalid choice"),
         ((X, "--k", "2", "--working-memory", "x"), "invalid float value"),
     ]
@@ -356,3 +356,20 @@ def test_progress_by_default_on_a_terminal_only(tmp_path):
         os.close(main)
     text = shown.decode()
     assert "T000" in text or "annealing" in text, text
+
+
+def test_fit_k_auto_fits_the_count_of_the_phase_diagram(tmp_path):
+    X, _ = make_blobs(900, centers=3, cluster_std=0.5, random_state=2)
+    np.save(tmp_path / "X.npy", X)
+    want = RBFKMeans("auto", max_clusters=7, random_state=0).fit(X)
+    centers = tmp_path / "c.npy"
+    out = run(
+        "fit", str(tmp_path / "X.npy"), "--k", "auto", "--max-clusters", "7", "--out", str(centers)
+    )
+    assert out.returncode == 0, out.stderr
+    assert f"k={want.n_clusters_} (auto" in out.stdout
+    np.testing.assert_allclose(np.load(centers), want.cluster_centers_, rtol=1e-12)
+    for bad in (["--k", "many"], ["--k", "0"], ["--k", "auto", "--max-clusters", "1"]):
+        out = run("fit", str(tmp_path / "X.npy"), *bad)
+        assert out.returncode == 2 and "Traceback" not in out.stderr
+        assert ("--k" if bad[1] != "auto" else "max_clusters") in out.stderr

@@ -28,6 +28,8 @@ FUNCTIONS = [
     fk.anneal,
     fk.critical_temperature,
     fk.kmeans_plusplus,
+    fk.phase_diagram,
+    fk.distinct_clusters,
 ]
 
 
@@ -38,7 +40,18 @@ def test_only_data_centers_temperature_and_assignment_are_positional(function):
         for p in inspect.signature(function).parameters.values()
         if p.kind is p.POSITIONAL_OR_KEYWORD
     ]
-    allowed = {"X", "Z", "R", "G", "C", "sigma", "sigmas", "assignment", "n_clusters"}
+    allowed = {
+        "X",
+        "Z",
+        "R",
+        "G",
+        "C",
+        "sigma",
+        "sigmas",
+        "assignment",
+        "n_clusters",
+        "max_clusters",
+    }
     assert set(positional) <= allowed, positional
 
 
