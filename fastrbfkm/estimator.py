@@ -149,7 +149,7 @@ class RBFKMeans(BaseRBFKMeans):
     phase_diagram_ : PhaseDiagram or None
         With ``n_clusters="auto"``, the phase diagram the count was read off
         (:class:`fastrbfkm.PhaseDiagram`); None otherwise.
-    cluster_centers_ : ndarray of shape (n_clusters_, n_features)
+    cluster_centers_ : ndarray of shape (n_clusters, n_features)
         Final centers, in X's float dtype.
     labels_ : ndarray or dask array of shape (n_samples,)
         Index of every training point's nearest center. After a fit on a
