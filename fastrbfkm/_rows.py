@@ -43,6 +43,7 @@ from ._tunables import (
     MOVER_RATIO,
     MOVERS_SHARE,
     PRUNE_MIN_CLUSTERS,
+    PRUNE_SOFT_SHARE,
 )
 from ._validation import check_centers
 from .seeding import initial_centers
@@ -322,10 +323,7 @@ def half_gaps(C: np.ndarray) -> np.ndarray:
         return np.full(1, np.inf)
     P = C - C.mean(axis=0)
     norms = (P * P).sum(axis=1)
-    G = norms[:, None] + norms[None, :] - 2.0 * (P @ P.T)
-    G -= 1e-12 * (norms[:, None] + norms[None, :]) + 1e-300
-    np.fill_diagonal(G, np.inf)
-    return 0.5 * np.sqrt(np.maximum(G.min(axis=1), 0.0))
+    return 0.5 * np.sqrt(np.maximum(K.nearest_gaps(P @ P.T, norms), 0.0))
 
 
 def fold(name: str, blocks: Iterable[tuple[int, np.ndarray]], w: np.ndarray, *args):
@@ -543,7 +541,11 @@ class InMemoryRows(BlockRows):
         self.n, self.d = X.shape
         self.dtype = X.dtype
         self.weight = float(w.sum()) if w.size else float(self.n)
-        self._bounds: dict[int, Bounds] = {}  # of pruned passes, by k
+        self._bounds: dict[int, Bounds] = {}  # of pruned hard passes, by k
+        # Of pruned soft passes: one set, for the last k (an annealing goes
+        # through many), and the share of rows the last soft pass left soft.
+        self._soft_bounds: Bounds | None = None
+        self._soft_share = 0.0
 
     def reduce(self, name: str, *args):
         size = PASSES[name].rows_per_block or self.n
@@ -563,16 +565,71 @@ class InMemoryRows(BlockRows):
         measures the shifts from the centers they were made at), so a Lloyd
         run that starts near the last one's centers (a swap search's trials)
         needs no full first pass; the labels do not depend on them."""
-        if k < PRUNE_MIN_CLUSTERS or self.d * k <= K.DIRECT_MAX:
+        if not self._prunes(k):
             return None
         if k not in self._bounds:
             self._bounds[k] = Bounds(np.zeros(self.n, dtype=np.int32), np.zeros(self.n))
         return self._bounds[k]
 
+    def _prunes(self, k: int) -> bool:
+        """Whether passes with k centers carry bounds (enough centers, and
+        distances not so cheap that forming them all costs less)."""
+        return k >= PRUNE_MIN_CLUSTERS and self.d * k > K.DIRECT_MAX
+
     def hard_stats(self, C: np.ndarray, bounds: Bounds | None):
         if bounds is None:
             return super().hard_stats(C, bounds)
         return self.pruned_stats(C, bounds)[:3]
+
+    def stats(self, C: np.ndarray, sigma: float, mode: int, with_stats: bool = True):
+        """The soft passes of a run over these rows (an annealing, a fit at
+        a fixed temperature) are pruned once most rows are one-hot: while
+        the last soft pass left at most ``PRUNE_SOFT_SHARE`` of the weight
+        soft, the next one skips the centers beyond a row's reach
+        (:meth:`pruned_soft_stats`); a hotter pass forms every distance."""
+        k = C.shape[0]
+        if not (with_stats and sigma > 0.0 and mode != K.HARD and self._prunes(k)):
+            return super().stats(C, sigma, mode, with_stats)
+        bounds = self._soft_bounds
+        if bounds is None or bounds.centers is None or bounds.centers.shape[0] != k:
+            bounds = self._soft_bounds = Bounds(np.zeros(self.n, dtype=np.int32), np.zeros(self.n))
+            self._soft_share = 0.0  # the first pruned pass forms every distance
+        if self._soft_share > PRUNE_SOFT_SHARE:
+            N, S, summary = super().stats(C, sigma, mode, with_stats)
+        else:
+            N, S, summary, _ = self.pruned_soft_stats(C, sigma, mode, bounds)
+        self._soft_share = float(summary[K.SOFT]) / self.weight
+        return N, S, summary
+
+    def pruned_soft_stats(self, C: np.ndarray, sigma: float, mode: int, bounds: Bounds):
+        """The soft :meth:`stats` at C by a pass that forms only a row's own
+        distance where its bound puts every other center beyond the
+        assignment's reach (:func:`fastrbfkm._kernels.pruned_soft_stats`), and
+        the number of row-center distances it formed: ``(N, S, summary,
+        evaluated)``. ``bounds`` (those of hard passes mean the same) is
+        updated to C."""
+        C64 = C.astype(np.float64)
+        first = bounds.centers is None
+        shift = np.zeros(C.shape[0]) if first else center_moves(C64, bounds.centers)
+        N, S, summary, evaluated = K.pruned_soft_stats(
+            self.X,
+            C,
+            self.w,
+            float(sigma),
+            mode,
+            bounds.labels,
+            bounds.lower,
+            shift,
+            half_gaps(C64),
+            first,
+            self._rounding(),
+        )
+        bounds.centers = C64
+        return N, S, summary, int(evaluated)
+
+    def _rounding(self) -> float:
+        """The relative rounding error of an expanded squared distance in X's dtype."""
+        return (self.d + ROUNDING_TERMS) * float(np.finfo(self.dtype).eps)
 
     def pruned_stats(self, C: np.ndarray, bounds: Bounds):
         """The hard :meth:`stats` at C by a pass that skips the centers a row
@@ -582,7 +639,6 @@ class InMemoryRows(BlockRows):
         C64 = C.astype(np.float64)
         first = bounds.centers is None
         shift = np.zeros(C.shape[0]) if first else center_moves(C64, bounds.centers)
-        rounding = (self.d + ROUNDING_TERMS) * float(np.finfo(self.dtype).eps)
         N, S, summary, cells, evaluated = K.pruned_hard_stats(
             self.X,
             C,
@@ -593,7 +649,7 @@ class InMemoryRows(BlockRows):
             half_gaps(C64),
             movers(shift),
             first,
-            rounding,
+            self._rounding(),
         )
         bounds.centers = C64
         return N, S, summary, cells, int(evaluated)
@@ -699,8 +755,8 @@ class SparseRows(InMemoryRows):
         index = np.sort(rng.integers(0, self.n, int(m)))
         return take_csr(self.X, index), self.w[index] if self.w.size else self.w
 
-    def new_bounds(self, k: int) -> Bounds | None:
-        return None  # the pruned pass's kernel is dense only
+    def _prunes(self, k: int) -> bool:
+        return False  # the pruned passes' kernels are dense only
 
 
 def take_csr(X: K.CSR, index: np.ndarray) -> K.CSR:

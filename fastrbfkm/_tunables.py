@@ -134,6 +134,10 @@ PRUNE_MIN_CLUSTERS = 16
 #: a pruned pass: its bounds ignore them and every row's distances to them
 #: are formed instead.
 MOVER_RATIO = 4.0
+#: A soft pass is pruned when the last one left at most this share of the
+#: weight soft (not one-hot): hotter, most rows are gathered anyway and
+#: the unpruned pass forms their distances with less bookkeeping.
+PRUNE_SOFT_SHARE = 0.5
 MOVERS_SHARE = 16
 
 # --------------------------------------------------------------- seeding

@@ -138,3 +138,94 @@ def test_sources_without_pruning_say_so():
     assert rows.new_bounds(64) is None
     X, _, _ = make_problem(100, 2, 8)
     assert InMemoryRows(X, np.empty(0)).new_bounds(8) is None  # few centers: no pruning
+
+
+def soft_passes(rows, C, sigma, mode, iterations):
+    """Pruned soft passes (bounds carried) along soft Lloyd steps at one
+    temperature; yields ``(C, (N, S, summary), labels, lower, evaluated)``."""
+    from fastrbfkm._rows import Bounds
+
+    bounds = Bounds(np.zeros(rows.n, dtype=np.int32), np.zeros(rows.n))
+    for _ in range(iterations):
+        N, S, summary, evaluated = rows.pruned_soft_stats(C, sigma, mode, bounds)
+        yield C, (N, S, summary), bounds.labels.copy(), bounds.lower.copy(), evaluated
+        alive = N > 0
+        new = C.astype(np.float64)
+        new[alive] = S[alive] / N[alive, None]
+        C = new.astype(C.dtype)
+
+
+SOFT_MODES = [("entmax15", K.ENTMAX15), ("softmax", K.SOFTMAX)]
+
+
+@pytest.mark.parametrize(("assignment", "mode"), SOFT_MODES, ids=["entmax15", "softmax"])
+@pytest.mark.parametrize(("n", "d", "k", "sigma"), [(4099, 3, 47, 0.02), (2500, 40, 129, 0.5)])
+@pytest.mark.parametrize("weighted", [False, True], ids=["unit", "weighted"])
+def test_pruned_soft_pass_matches_naive_and_unpruned(
+    dtype, assignment, mode, n, d, k, sigma, weighted
+):
+    """The statistics of naive.py's responsibilities and of the unpruned
+    pass (to rounding; N exactly), each row's label its nearest center and
+    its lower bound below its distance to every other center."""
+    X, C, w = make_problem(n, d, k, dtype, seed=n + 1)
+    w = w if weighted else np.empty(0)
+    rows = InMemoryRows(X, w)
+    for C_t, (N, S, summary), labels, lower, evaluated in soft_passes(rows, C, sigma, mode, 6):
+        N_ref, S_ref = naive.stats(X, C_t, sigma, assignment, w if weighted else None)
+        scale = float(np.abs(S_ref).max()) + 1.0
+        np.testing.assert_allclose(N, N_ref, rtol=0, atol=10 * tolerance(dtype) * n)
+        np.testing.assert_allclose(S, S_ref, rtol=0, atol=10 * tolerance(dtype) * scale * n / k)
+        N_u, S_u, summary_u = K.block_stats(X, C_t, w, sigma, mode, True)
+        np.testing.assert_allclose(N, N_u, rtol=0, atol=1e-9 * n)
+        np.testing.assert_allclose(S, S_u, rtol=0, atol=1e-9 * scale * n)
+        np.testing.assert_allclose(
+            summary[K.OBJECTIVE], summary_u[K.OBJECTIVE], rtol=tolerance(dtype)
+        )
+        np.testing.assert_allclose(summary[K.SOFT], summary_u[K.SOFT], rtol=0, atol=2.0)
+        D = naive.sqdist(X, C_t)
+        best = D.min(axis=1)
+        assert np.all(D[np.arange(n), labels] <= best * (1 + tolerance(dtype)) + 1e-12)
+        others = D.copy()
+        others[np.arange(n), labels] = np.inf
+        assert np.all(lower <= np.sqrt(others.min(axis=1)) * (1 + 1e-6) + 1e-9)
+        assert n <= evaluated <= n * (k + 1)
+
+
+def test_cold_soft_passes_form_few_distances(dtype):
+    """At a cold temperature, once the centers settle, an entmax15 pass
+    forms little more than each row's own distance, as a pruned hard pass."""
+    from fastrbfkm.datasets import make_blobs
+
+    X = make_blobs(8000, centers=100, n_features=16, random_state=0, dtype=dtype)[0]
+    rows = InMemoryRows(X, np.empty(0))
+    C = X[np.random.default_rng(0).choice(len(X), 50, replace=False)]
+    C = run_lloyd(rows, C, 100, 0.0).centers
+    shares = [ev / (len(X) * 50) for *_, ev in soft_passes(rows, C, 0.05, K.ENTMAX15, 6)]
+    assert shares[0] == 1.0
+    assert max(shares[-3:]) < 0.1
+
+
+def test_soft_fits_prune_once_cold_and_agree_with_the_unpruned_passes(monkeypatch):
+    """RBFKMeans at a fixed cold temperature runs pruned soft passes after
+    the first (the rows source's choice) and ends at the centers of a fit
+    whose soft passes are all unpruned, to rounding."""
+    from fastrbfkm import RBFKMeans
+    from fastrbfkm.datasets import make_blobs
+
+    X = make_blobs(6000, centers=60, n_features=12, random_state=3)[0]
+    calls = []
+    original = InMemoryRows.pruned_soft_stats
+
+    def counting(self, *args):
+        out = original(self, *args)
+        calls.append(out[-1])
+        return out
+
+    monkeypatch.setattr(InMemoryRows, "pruned_soft_stats", counting)
+    pruned = RBFKMeans(30, sigma=0.05, init="k-means++", random_state=0).fit(X)
+    assert len(calls) >= 2 and calls[-1] < 0.2 * len(X) * 30
+    monkeypatch.setattr("fastrbfkm._rows.PRUNE_SOFT_SHARE", -1.0)  # never prune
+    calls.clear()
+    plain = RBFKMeans(30, sigma=0.05, init="k-means++", random_state=0).fit(X)
+    assert not calls
+    np.testing.assert_allclose(pruned.cluster_centers_, plain.cluster_centers_, rtol=0, atol=1e-8)

@@ -86,6 +86,8 @@ assign_logits = _entry(_rows_by_columns, assignment.assign_logits)
 squared_distances = _entry(_rows_by_centers, assignment.squared_distances)
 block_stats = _entry(_rows_by_centers, update.block_stats)
 pruned_hard_stats = _entry(_rows_by_centers, pruned.pruned_hard_stats)
+pruned_soft_stats = _entry(_rows_by_centers, pruned.pruned_soft_stats)
+nearest_gaps = _entry(lambda G, norms: (G.shape[0], G.shape[0]), pruned.nearest_gaps)
 stats_and_reconstruction = _entry(_rows_by_centers, update.stats_and_reconstruction)
 center_scatter = _entry(
     lambda X, C, w, sigma, mode, chosen: (
@@ -139,7 +141,9 @@ __all__ = [
     "fold_summary",
     "hard_assign",
     "kmeans_plusplus",
+    "nearest_gaps",
     "pruned_hard_stats",
+    "pruned_soft_stats",
     "removal_costs",
     "responsibilities",
     "row_block",

@@ -23,10 +23,41 @@ the same fixed chunks as :func:`~.update.block_stats`: with the same labels,
 import numpy as np
 from numba import njit, prange
 
+from .assignment import assign_block, one_hot, reach, row_argmin, soft_buffers
 from .chunks import chunk_bounds, n_chunks
-from .dense import add_row, centers_for, rows_per_block
+from .dense import add_row, centers_for, gemm_buffers, rows_per_block, scatter_rows
 from .distances import column_buffers, distance_buffers
-from .update import INERTIA, N_SUMMARY, OBJECTIVE, SUPPORT, SUPPORT_MAX, fold_summary
+from .update import (
+    INERTIA,
+    N_SUMMARY,
+    OBJECTIVE,
+    SUPPORT,
+    SUPPORT_MAX,
+    fold_soft,
+    fold_summary,
+    soft_rows,
+)
+
+
+@njit(cache=True, parallel=True)
+def nearest_gaps(G, norms):
+    """Each center's smallest squared distance to another, from the Gram
+    matrix ``G = P P^T`` of the centers ``P`` (float64, shifted by their
+    mean) and their squared norms: ``norms_i + norms_j - 2 G_ij``, lowered
+    by ``1e-12 (norms_i + norms_j) + 1e-300`` so that it is a lower bound
+    of the true distance despite the expansion's rounding (``inf`` for one
+    center). Row by row, with no k x k temporaries."""
+    k = G.shape[0]
+    out = np.empty(k)
+    for i in prange(k):
+        best = np.inf
+        for j in range(k):
+            if j != i:
+                both = norms[i] + norms[j]
+                g = (both - 2.0 * G[i, j]) - (1e-12 * both + 1e-300)
+                best = g if g < best else best
+        out[i] = best
+    return out
 
 
 @njit(cache=True)
@@ -230,3 +261,179 @@ def pruned_hard_stats(X, C, w, labels, lower, shift, half_gap, movers, first, ro
         fold_summary(summary, sum_part[c])
         evaluated += counted[c]
     return N_tot, S_tot, summary, cells, evaluated
+
+
+@njit(cache=True)
+def _gathered_rows(X, rows, m, mu, Ct, cnorm, xbuf, out):
+    """Squared distances of the gathered rows ``rows[:m]`` to every center
+    into ``out[:m]`` (X's dtype), as :func:`~.distances.sqdist_rows` forms
+    them: the rows shifted by ``mu``, one BLAS product with the shifted
+    centers ``Ct`` (``(d, k)``), clamped at zero. Returns the rows' squared
+    norms after the shift (float64), which bound the rounding."""
+    d = X.shape[1]
+    norms = np.empty(m)
+    for r in range(m):
+        acc = 0.0
+        for t in range(d):
+            v = X[rows[r], t] - mu[t]
+            xbuf[r, t] = v
+            acc += np.float64(v) * v
+        norms[r] = acc
+    np.dot(xbuf[:m], Ct, out[:m])
+    k = Ct.shape[1]
+    for r in range(m):
+        for j in range(k):
+            s = norms[r] + cnorm[j] - 2.0 * out[r, j]
+            out[r, j] = s if s > 0.0 else 0.0
+    return norms
+
+
+@njit(cache=True)
+def _runner_up(e, win):
+    """The smallest entry of row ``e`` other than ``e[win]`` (``inf`` for one entry)."""
+    second = np.inf
+    for j in range(e.shape[0]):
+        if j != win and e[j] < second:
+            second = np.float64(e[j])
+    return second
+
+
+@njit(cache=True, parallel=True)
+def pruned_soft_stats(X, C, w, sigma, mode, labels, lower, shift, half_gap, first, rounding):
+    """One soft pass (softmax or entmax15 at ``sigma > 0``) with the bounds
+    of :func:`pruned_hard_stats`: ``(N, S, summary, evaluated)``.
+
+    An assignment gives a center exactly zero responsibility when its squared
+    distance exceeds the row's smallest by its reach (entmax15: ``2 sigma``;
+    softmax: where ``exp`` underflows, about ``745 sigma``;
+    :func:`~.assignment.reach`). A row whose bound on every other center's
+    distance (the carried lower bound loosened by the centers' shifts, or
+    twice its center's half gap less its own distance) clears its own
+    distance by more than the reach, with the rounding margin of
+    :func:`pruned_hard_stats`, is one-hot at its label, as an unpruned pass
+    finds it: only its own distance is formed. The other rows are gathered,
+    their distances to every center formed as in :func:`~.update.block_stats`
+    (one BLAS product), and assigned, folded and scattered as there; that
+    also renews their labels and bounds. So at a cold temperature a soft
+    pass costs about what a pruned hard pass does.
+
+    ``N`` and ``S`` agree with :func:`~.update.block_stats` to rounding (the
+    one-hot rows exactly; a gathered row's distances come from a BLAS product
+    of another shape); ``summary`` likewise, its one-hot rows' energies
+    summed from the differences. Fixed chunks: the same bits for any number
+    of threads. ``evaluated`` counts the row-center distances formed.
+    """
+    n, d = X.shape
+    k = C.shape[0]
+    mu, Ct, cnorm = centers_for(X, C)
+    C64 = C.astype(np.float64)
+    cmax = 0.0
+    for j in range(k):
+        cmax = max(cmax, np.float64(cnorm[j]))
+    top = 0
+    for j in range(k):
+        if shift[j] > shift[top]:
+            top = j
+    runner = 0.0
+    for j in range(k):
+        if j != top:
+            runner = max(runner, shift[j])
+    scale, limit = reach(mode, sigma)
+    # A gap above this is out of reach in the computed distances too.
+    out_gap = limit / scale * (1.0 + 1e-9)
+    cap = soft_rows(k)
+    chunks = n_chunks(n, k * (d + 1))
+    N_part = np.zeros((chunks, k))
+    S_part = np.zeros((chunks, k, d))
+    sum_part = np.zeros((chunks, N_SUMMARY))
+    counted = np.zeros(chunks, dtype=np.int64)
+    step = rows_per_block(X)
+    for c in prange(chunks):
+        start, stop = chunk_bounds(n, chunks, c)
+        xbuf, D = distance_buffers(X, k)
+        E, R, work, emin, arg, F = soft_buffers(k, cap)
+        rows = np.empty(step, dtype=np.int64)
+        soft = np.empty(step, dtype=np.int64)
+        slack = np.empty(step)
+        Rg = np.empty((step, k))
+        Xg, Sg = gemm_buffers(X, step, k)
+        N = N_part[c]
+        S = S_part[c]
+        acc = sum_part[c]
+        evaluated = 0
+        for b in range(start, stop, step):
+            e = min(stop, b + step)
+            m = 0
+            for i in range(b, e):
+                if first:
+                    rows[m] = i
+                    m += 1
+                    continue
+                a = labels[i]
+                own, norm = _own_sqdist(X, i, C64, a, mu)
+                evaluated += 1
+                err = rounding * (norm + cmax)
+                loose = lower[i] - (runner if a == top else shift[top])
+                lower[i] = loose
+                bound = max(loose, 2.0 * half_gap[a] - np.sqrt(own))
+                if bound > 0.0 and own + out_gap + 2.0 * err < bound * bound:
+                    _fold_one_hot(X, i, w, a, own, N, S, acc)
+                else:
+                    slack[m] = err
+                    rows[m] = i
+                    m += 1
+            if m == 0:
+                continue
+            norms = _gathered_rows(X, rows, m, mu, Ct, cnorm, xbuf, D)
+            evaluated += m * k
+            s = 0  # soft rows among the gathered, assigned in groups of cap
+            for r in range(m):
+                i = rows[r]
+                dmin, win = row_argmin(D[r])
+                if first:
+                    slack[r] = rounding * (norms[r] + cmax)
+                labels[i] = win
+                lower[i] = np.sqrt(max(_runner_up(D[r], win) - slack[r], 0.0))
+                if one_hot(D[r], dmin, scale, limit):
+                    _fold_one_hot(X, i, w, win, dmin, N, S, acc)
+                    continue
+                g = s % cap
+                for j in range(k):
+                    E[g, j] = D[r, j] - dmin
+                emin[g] = dmin
+                arg[g] = win
+                soft[s] = i
+                s += 1
+                if s % cap == 0:
+                    assign_block(mode, E, cap, sigma, emin, arg, R, F, work)
+                    fold_soft(R, cap, soft, w, arg, emin, F, acc, N, Rg, s - cap)
+            if s % cap:
+                g = s % cap
+                assign_block(mode, E, g, sigma, emin, arg, R, F, work)
+                fold_soft(R, g, soft, w, arg, emin, F, acc, N, Rg, s - g)
+            if s:
+                scatter_rows(X, soft, s, Rg, S, Xg, Sg)
+        counted[c] = evaluated
+    N_tot = np.zeros(k)
+    S_tot = np.zeros((k, d))
+    summary = np.zeros(N_SUMMARY)
+    evaluated = 0
+    for c in range(chunks):
+        N_tot += N_part[c]
+        S_tot += S_part[c]
+        fold_summary(summary, sum_part[c])
+        evaluated += counted[c]
+    return N_tot, S_tot, summary, evaluated
+
+
+@njit(cache=True)
+def _fold_one_hot(X, i, w, a, dmin, N, S, acc):
+    """Fold row i, one-hot at center a with squared distance ``dmin``, into
+    a chunk's statistics and summary, as :func:`~.update.block_stats` does."""
+    wi = w[i] if w.shape[0] else 1.0
+    acc[OBJECTIVE] += wi * dmin
+    acc[INERTIA] += wi * dmin
+    acc[SUPPORT] += wi
+    acc[SUPPORT_MAX] = max(acc[SUPPORT_MAX], 1.0)
+    N[a] += wi
+    add_row(X, i, S, a, wi)

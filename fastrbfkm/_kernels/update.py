@@ -70,7 +70,7 @@ SOFT_ENTRIES = 1 << 14
 
 
 @njit(cache=True, fastmath={"reassoc", "contract", "nsz"})
-def _fold_soft(R, m, rows, w, arg, emin, F, acc, N, Rg, offset):
+def fold_soft(R, m, rows, w, arg, emin, F, acc, N, Rg, offset):
     """Fold the first ``m`` gathered rows' responsibilities ``R`` into the
     chunk's summary ``acc`` and, when ``Rg`` has rows, into ``N`` and the
     weighted responsibilities ``Rg[offset + s] = w_i R[s]`` that the scatter
@@ -235,13 +235,13 @@ def _block_pass(X, C, w, sigma, mode, with_stats, xhat):
                 m += 1
                 if m % cap == 0:
                     assign_block(mode, E, cap, sigma, emin, arg, R, F, work)
-                    _fold_soft(R, cap, rows, w, arg, emin, F, acc, N, Rg, m - cap)
+                    fold_soft(R, cap, rows, w, arg, emin, F, acc, N, Rg, m - cap)
                     if rebuild:
                         _rebuild_rows(R, cap, rows, m - cap, C64, XH, xhat)
             if m % cap:
                 g = m % cap
                 assign_block(mode, E, g, sigma, emin, arg, R, F, work)
-                _fold_soft(R, g, rows, w, arg, emin, F, acc, N, Rg, m - g)
+                fold_soft(R, g, rows, w, arg, emin, F, acc, N, Rg, m - g)
                 if rebuild:
                     _rebuild_rows(R, g, rows, m - g, C64, XH, xhat)
             if with_stats and m:
