@@ -544,8 +544,8 @@ class InMemoryRows(BlockRows):
         self._bounds: dict[int, Bounds] = {}  # of pruned hard passes, by k
         # Of pruned soft passes: one set, for the last k (an annealing goes
         # through many), and the share of rows the last soft pass left soft.
-        self._soft_bounds: Bounds | None = None
-        self._soft_share = 0.0
+        self._soft_bounds: dict[int, Bounds] = {}
+        self._soft_share = 1.0
 
     def reduce(self, name: str, *args):
         size = PASSES[name].rows_per_block or self.n
@@ -590,10 +590,14 @@ class InMemoryRows(BlockRows):
         k = C.shape[0]
         if not (with_stats and sigma > 0.0 and mode != K.HARD and self._prunes(k)):
             return super().stats(C, sigma, mode, with_stats)
-        bounds = self._soft_bounds
-        if bounds is None or bounds.centers is None or bounds.centers.shape[0] != k:
-            bounds = self._soft_bounds = Bounds(np.zeros(self.n, dtype=np.int32), np.zeros(self.n))
-            self._soft_share = 0.0  # the first pruned pass forms every distance
+        bounds = self._soft_bounds.get(k)
+        if bounds is None:
+            # New centers (a split changed k): the first pass is unpruned, as
+            # a first pruned pass forms every distance at more cost, and it
+            # measures how soft the rows are.
+            bounds = Bounds(np.zeros(self.n, dtype=np.int32), np.zeros(self.n))
+            self._soft_bounds = {k: bounds}
+            self._soft_share = 1.0
         if self._soft_share > PRUNE_SOFT_SHARE:
             N, S, summary = super().stats(C, sigma, mode, with_stats)
         else:
@@ -621,6 +625,7 @@ class InMemoryRows(BlockRows):
             bounds.lower,
             shift,
             half_gaps(C64),
+            movers(shift),
             first,
             self._rounding(),
         )

@@ -134,6 +134,32 @@ def _nearest_mover(X, i, MT, movers, own_center, out):
     return nearest
 
 
+@njit(cache=True)
+def _loosening(shift, movers, C64):
+    """What loosens the bounds of a pass: ``(still, top, runner, MT)``, the
+    shifts with the movers' zeroed, the center that moved most of the others
+    and the largest shift but its (for the row whose own center it is), and
+    the movers' coordinates transposed (``(d, m)``, float64)."""
+    k, d = C64.shape
+    still = shift.copy()
+    for j in movers:
+        still[j] = 0.0
+    top = 0
+    for j in range(k):
+        if still[j] > still[top]:
+            top = j
+    runner = 0.0
+    for j in range(k):
+        if j != top:
+            runner = max(runner, still[j])
+    nm = movers.shape[0]
+    MT = np.empty((d, nm))
+    for j in range(nm):
+        for t in range(d):
+            MT[t, j] = C64[movers[j], t]
+    return still, top, runner, MT
+
+
 @njit(cache=True, parallel=True)
 def pruned_hard_stats(X, C, w, labels, lower, shift, half_gap, movers, first, rounding):
     """One hard pass with bounds: ``(N, S, summary, cells, evaluated)``.
@@ -161,24 +187,8 @@ def pruned_hard_stats(X, C, w, labels, lower, shift, half_gap, movers, first, ro
     cmax = 0.0
     for j in range(k):
         cmax = max(cmax, np.float64(cnorm[j]))
-    # The largest shift of a center that is not a mover, and the largest of
-    # the others' (for the row whose own center moved most).
-    still = shift.copy()
-    for j in movers:
-        still[j] = 0.0
-    top = 0
-    for j in range(k):
-        if still[j] > still[top]:
-            top = j
-    runner = 0.0
-    for j in range(k):
-        if j != top:
-            runner = max(runner, still[j])
+    still, top, runner, MT = _loosening(shift, movers, C64)
     nm = movers.shape[0]
-    MT = np.empty((d, nm))
-    for j in range(nm):
-        for t in range(d):
-            MT[t, j] = C64[movers[j], t]
     chunks = n_chunks(n, k * (d + 1))
     N_part = np.zeros((chunks, k))
     S_part = np.zeros((chunks, k, d))
@@ -299,7 +309,9 @@ def _runner_up(e, win):
 
 
 @njit(cache=True, parallel=True)
-def pruned_soft_stats(X, C, w, sigma, mode, labels, lower, shift, half_gap, first, rounding):
+def pruned_soft_stats(
+    X, C, w, sigma, mode, labels, lower, shift, half_gap, movers, first, rounding
+):
     """One soft pass (softmax or entmax15 at ``sigma > 0``) with the bounds
     of :func:`pruned_hard_stats`: ``(N, S, summary, evaluated)``.
 
@@ -311,7 +323,9 @@ def pruned_soft_stats(X, C, w, sigma, mode, labels, lower, shift, half_gap, firs
     twice its center's half gap less its own distance) clears its own
     distance by more than the reach, with the rounding margin of
     :func:`pruned_hard_stats`, is one-hot at its label, as an unpruned pass
-    finds it: only its own distance is formed. The other rows are gathered,
+    finds it: only its own distance is formed, and its distances to the
+    ``movers`` (centers that moved far, as there: a split's, left out of the
+    loosening and formed in SIMD lanes instead). The other rows are gathered,
     their distances to every center formed as in :func:`~.update.block_stats`
     (one BLAS product), and assigned, folded and scattered as there; that
     also renews their labels and bounds. So at a cold temperature a soft
@@ -330,14 +344,8 @@ def pruned_soft_stats(X, C, w, sigma, mode, labels, lower, shift, half_gap, firs
     cmax = 0.0
     for j in range(k):
         cmax = max(cmax, np.float64(cnorm[j]))
-    top = 0
-    for j in range(k):
-        if shift[j] > shift[top]:
-            top = j
-    runner = 0.0
-    for j in range(k):
-        if j != top:
-            runner = max(runner, shift[j])
+    still, top, runner, MT = _loosening(shift, movers, C64)
+    nm = movers.shape[0]
     scale, limit = reach(mode, sigma)
     # A gap above this is out of reach in the computed distances too.
     out_gap = limit / scale * (1.0 + 1e-9)
@@ -353,6 +361,7 @@ def pruned_soft_stats(X, C, w, sigma, mode, labels, lower, shift, half_gap, firs
         xbuf, D = distance_buffers(X, k)
         E, R, work, emin, arg, F = soft_buffers(k, cap)
         rows = np.empty(step, dtype=np.int64)
+        near = np.empty(nm)
         soft = np.empty(step, dtype=np.int64)
         slack = np.empty(step)
         Rg = np.empty((step, k))
@@ -373,7 +382,10 @@ def pruned_soft_stats(X, C, w, sigma, mode, labels, lower, shift, half_gap, firs
                 own, norm = _own_sqdist(X, i, C64, a, mu)
                 evaluated += 1
                 err = rounding * (norm + cmax)
-                loose = lower[i] - (runner if a == top else shift[top])
+                loose = lower[i] - (runner if a == top else still[top])
+                if nm:
+                    loose = min(loose, np.sqrt(_nearest_mover(X, i, MT, movers, a, near)))
+                    evaluated += nm
                 lower[i] = loose
                 bound = max(loose, 2.0 * half_gap[a] - np.sqrt(own))
                 if bound > 0.0 and own + out_gap + 2.0 * err < bound * bound:
