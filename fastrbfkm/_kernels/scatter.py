@@ -18,14 +18,31 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from .assignment import SOFTMAX, assign_block, load_gaps, soft_buffers
+from .assignment import HARD, SOFTMAX, assign_block, load_gaps, row_argmin, soft_buffers
 from .chunks import chunk_bounds, n_chunks
 from .layout import centers_for, dims, distance_buffers, project_row, rows_per_block, sqdist_rows
 
 
+@njit(cache=True)
+def _add_scatter(X, i, C, j, wi, rj, mode, N, g, A, diff):
+    """Row i's share of center j (``chosen[g]``), responsibility ``rj``:
+    ``N[g] += wi rj`` and ``A[g] += wi psi(rj) (x_i - c_j)(x_i - c_j)^T``,
+    the differences in float64 (into ``diff``)."""
+    N[g] += wi * rj
+    coef = wi * (rj if mode == SOFTMAX else math.sqrt(rj))
+    d = X.shape[1]
+    for t in range(d):
+        diff[t] = np.float64(X[i, t]) - C[j, t]
+    Ag = A[g]
+    for s in range(d):
+        v = coef * diff[s]
+        for t in range(d):
+            Ag[s, t] += v * diff[t]
+
+
 @njit(cache=True, parallel=True)
 def center_scatter(X, C, w, sigma, mode, chosen):
-    """``(N, A)`` for the centers ``C[chosen]``, with responsibilities over all of C
+    """``(N, A)`` for the centers ``C[chosen]`` (distinct), with responsibilities over all of C
     (dense X only: CSR rows are wide, and take :func:`scatter_apply`).
 
     ``N`` is ``(m,)`` and ``A`` is ``(m, d, d)``, float64. ``w`` of length 0
@@ -39,32 +56,37 @@ def center_scatter(X, C, w, sigma, mode, chosen):
     N_part = np.zeros((chunks, m))
     A_part = np.zeros((chunks, m, d, d))
     step = rows_per_block(X)
+    hard = mode == HARD or sigma == 0.0
+    # Hard rows have one responsibility, 1 at their nearest center: the
+    # position of each center among the chosen (-1: not chosen) finds its
+    # entry without a sweep over the chosen, with the same arithmetic.
+    position = np.full(k, -1, dtype=np.int64)
+    for g in range(m - 1, -1, -1):
+        position[chosen[g]] = g
     for c in prange(chunks):
         start, stop = chunk_bounds(n, chunks, c)
         xbuf, D = distance_buffers(X, k)
         diff = np.empty(d)
-        E, R, work, emin, arg, F = soft_buffers(k, step)
+        Nc = N_part[c]
+        Ac = A_part[c]
+        E, R, work, emin, arg, F = soft_buffers(0 if hard else k, step)
         for b in range(start, stop, step):
             e = min(stop, b + step)
             sqdist_rows(X, b, e, mu, Ct, cnorm, xbuf, D)
-            load_gaps(D, e - b, E, emin, arg)
-            assign_block(mode, E, e - b, sigma, emin, arg, R, F, work)
+            if not hard:
+                load_gaps(D, e - b, E, emin, arg)
+                assign_block(mode, E, e - b, sigma, emin, arg, R, F, work)
             for i in range(b, e):
                 wi = w[i] if w.shape[0] else 1.0
+                if hard:
+                    g = position[row_argmin(D[i - b])[1]]
+                    if g >= 0:
+                        _add_scatter(X, i, C, chosen[g], wi, 1.0, mode, Nc, g, Ac, diff)
+                    continue
                 for g in range(m):
-                    j = chosen[g]
-                    rj = R[i - b, j]
-                    if rj == 0.0:
-                        continue
-                    N_part[c, g] += wi * rj
-                    coef = wi * (rj if mode == SOFTMAX else math.sqrt(rj))
-                    for t in range(d):
-                        diff[t] = np.float64(X[i, t]) - C[j, t]
-                    A = A_part[c, g]
-                    for s in range(d):
-                        v = coef * diff[s]
-                        for t in range(d):
-                            A[s, t] += v * diff[t]
+                    rj = R[i - b, chosen[g]]
+                    if rj != 0.0:
+                        _add_scatter(X, i, C, chosen[g], wi, rj, mode, Nc, g, Ac, diff)
     N = np.zeros(m)
     A = np.zeros((m, d, d))
     for c in range(chunks):
