@@ -215,6 +215,27 @@ def check_assignment(assignment) -> int:
     return ASSIGNMENTS[assignment]
 
 
+def check_soft_assignment(assignment) -> int:
+    """Kernel code of a soft ``assignment``, 'softmax' or 'entmax15' (what
+    has a temperature: critical temperatures, annealing, phase diagrams)."""
+    mode = check_assignment(assignment)
+    if mode == HARD:
+        raise ValueError("assignment must be 'softmax' or 'entmax15': hard has no temperature.")
+    return mode
+
+
+def check_count(value, name: str, minimum: int = 1) -> int:
+    """``value`` as an int of at least ``minimum`` (a number of clusters):
+    a TypeError for anything but an integer (booleans included), a
+    ValueError below ``minimum``."""
+    expected = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be {expected}; got {value!r}.")
+    if value < minimum:
+        raise ValueError(f"{name} must be {expected}; got {value}.")
+    return int(value)
+
+
 def check_sample_weight(sample_weight, n: int) -> np.ndarray:
     """Float64 weights of length ``n``, or an empty array for unit weights."""
     if sample_weight is None:

@@ -39,9 +39,10 @@ from ._tunables import (
 from ._validation import (
     ASSIGNMENTS,
     as_float_array,
-    check_assignment,
+    check_count,
     check_generator,
     check_real,
+    check_soft_assignment,
 )
 
 #: The public API; the rest serves the estimator and the paper's run.
@@ -177,15 +178,10 @@ def critical_temperature(
     -------
     sigma_c : float
     """
-    mode = check_assignment(assignment)
-    if mode == K.HARD:
-        raise ValueError("assignment must be 'softmax' or 'entmax15': hard has no temperature.")
-    if isinstance(n_clusters, bool) or not isinstance(n_clusters, (int, np.integer)):
-        raise TypeError(f"n_clusters must be a positive integer; got {n_clusters!r}.")
-    if n_clusters < 1:
-        raise ValueError(f"n_clusters must be a positive integer; got {n_clusters}.")
+    mode = check_soft_assignment(assignment)
+    n_clusters = check_count(n_clusters, "n_clusters")
     rows = open_rows(X, sample_weight, "cpu", fit=True)
-    return critical_from_variance(largest_variance(rows, rows.moments()), int(n_clusters), mode)
+    return critical_from_variance(largest_variance(rows, rows.moments()), n_clusters, mode)
 
 
 def geometric_schedule(start: float, stop: float, cooling: float) -> np.ndarray:
@@ -752,9 +748,7 @@ def anneal(
     path : AnnealPath
         The converged centers and their statistics at every temperature.
     """
-    mode = check_assignment(assignment)
-    if mode == K.HARD:
-        raise ValueError("assignment must be 'softmax' or 'entmax15': hard has no temperature.")
+    mode = check_soft_assignment(assignment)
     rows = open_rows(X, sample_weight, backend, centers=C, fit=True)
     C = rows.check_centers(C)
     sig = as_float_array(sigmas, "sigmas", ndim=1, dtype=np.dtype(np.float64))

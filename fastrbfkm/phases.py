@@ -18,7 +18,6 @@ from typing import NamedTuple
 import numpy as np
 from scipy.cluster.hierarchy import fcluster, linkage
 
-from . import _kernels as K
 from ._axes import largest_variance
 from ._backend import open_rows
 from ._rows import Rows, annealing_sample
@@ -26,10 +25,11 @@ from ._threads import one_blas_thread
 from ._tunables import ANNEAL_ROWS_MAX, ANNEAL_ROWS_MIN, ANNEAL_ROWS_PER_CENTER
 from ._validation import (
     as_float_array,
-    check_assignment,
+    check_count,
     check_generator,
     check_real,
     check_sigma,
+    check_soft_assignment,
 )
 from .annealing import AnnealPlan, SplitLog, critical_from_variance, run_anneal
 
@@ -261,13 +261,8 @@ def phase_diagram(
     >>> fk.phase_diagram(X, max_clusters=8, random_state=0).n_clusters_
     3
     """
-    mode = check_assignment(assignment)
-    if mode == K.HARD:
-        raise ValueError("assignment must be 'softmax' or 'entmax15': hard has no temperature.")
-    if isinstance(max_clusters, bool) or not isinstance(max_clusters, (int, np.integer)):
-        raise TypeError(f"max_clusters must be an integer >= 2; got {max_clusters!r}.")
-    if max_clusters < 2:
-        raise ValueError(f"max_clusters must be an integer >= 2; got {max_clusters}.")
+    mode = check_soft_assignment(assignment)
+    max_clusters = check_count(max_clusters, "max_clusters", 2)
     cooling = check_real(cooling, "cooling")
     if not 0 < cooling < 1:
         raise ValueError(f"cooling must be in (0, 1); got {cooling!r}.")
