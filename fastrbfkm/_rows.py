@@ -612,50 +612,33 @@ class InMemoryRows(BlockRows):
         the number of row-center distances it formed: ``(N, S, summary,
         evaluated)``. ``bounds`` (those of hard passes mean the same) is
         updated to C."""
-        C64 = C.astype(np.float64)
-        first = bounds.centers is None
-        shift = np.zeros(C.shape[0]) if first else center_moves(C64, bounds.centers)
+        C64, carried = self._carried(C, bounds)
         N, S, summary, evaluated = K.pruned_soft_stats(
-            self.X,
-            C,
-            self.w,
-            float(sigma),
-            mode,
-            bounds.labels,
-            bounds.lower,
-            shift,
-            half_gaps(C64),
-            movers(shift),
-            first,
-            self._rounding(),
+            self.X, C, self.w, float(sigma), mode, *carried
         )
         bounds.centers = C64
         return N, S, summary, int(evaluated)
 
-    def _rounding(self) -> float:
-        """The relative rounding error of an expanded squared distance in X's dtype."""
-        return (self.d + ROUNDING_TERMS) * float(np.finfo(self.dtype).eps)
+    def _carried(self, C: np.ndarray, bounds: Bounds) -> tuple[np.ndarray, tuple]:
+        """What a pruned pass at C takes from ``bounds``: ``(C64, args)``, the
+        centers in float64 (the bounds' next ``centers``) and the kernels'
+        arguments from the labels on (labels, lower bounds, shifts since the
+        bounds' centers, half gaps, movers, whether this is the first pass,
+        the relative rounding error of an expanded squared distance)."""
+        C64 = C.astype(np.float64)
+        first = bounds.centers is None
+        shift = np.zeros(C.shape[0]) if first else center_moves(C64, bounds.centers)
+        rounding = (self.d + ROUNDING_TERMS) * float(np.finfo(self.dtype).eps)
+        args = (bounds.labels, bounds.lower, shift, half_gaps(C64), movers(shift), first, rounding)
+        return C64, args
 
     def pruned_stats(self, C: np.ndarray, bounds: Bounds):
         """The hard :meth:`stats` at C by a pass that skips the centers a row
         cannot be nearest to (:func:`fastrbfkm._kernels.pruned_hard_stats`),
         each cell's inertia and the number of row-center distances it formed:
         ``(N, S, summary, cells, evaluated)``. ``bounds`` is updated to C."""
-        C64 = C.astype(np.float64)
-        first = bounds.centers is None
-        shift = np.zeros(C.shape[0]) if first else center_moves(C64, bounds.centers)
-        N, S, summary, cells, evaluated = K.pruned_hard_stats(
-            self.X,
-            C,
-            self.w,
-            bounds.labels,
-            bounds.lower,
-            shift,
-            half_gaps(C64),
-            movers(shift),
-            first,
-            self._rounding(),
-        )
+        C64, carried = self._carried(C, bounds)
+        N, S, summary, cells, evaluated = K.pruned_hard_stats(self.X, C, self.w, *carried)
         bounds.centers = C64
         return N, S, summary, cells, int(evaluated)
 

@@ -160,6 +160,23 @@ def _loosening(shift, movers, C64):
     return still, top, runner, MT
 
 
+@njit(cache=True)
+def _own_and_bound(X, i, a, C64, mu, lower, still, top, runner, MT, movers, near, rounding, cmax):
+    """Row i's squared distance to its label a, float64 from the differences
+    (``own``), the rounding error of an expanded squared distance of the row
+    (``err``: a kept label or one-hot row is one an unpruned pass would find
+    too), and its lower bound on the distance to every other center,
+    loosened by the shifts of :func:`_loosening` and lowered to its distance
+    to the nearest mover; the bound is stored back into ``lower[i]``.
+    Returns ``(own, err, loose)``."""
+    own, norm = _own_sqdist(X, i, C64, a, mu)
+    loose = lower[i] - (runner if a == top else still[top])
+    if movers.shape[0]:
+        loose = min(loose, np.sqrt(_nearest_mover(X, i, MT, movers, a, near)))
+    lower[i] = loose
+    return own, rounding * (norm + cmax), loose
+
+
 @njit(cache=True, parallel=True)
 def pruned_hard_stats(X, C, w, labels, lower, shift, half_gap, movers, first, rounding):
     """One hard pass with bounds: ``(N, S, summary, cells, evaluated)``.
@@ -221,18 +238,12 @@ def pruned_hard_stats(X, C, w, labels, lower, shift, half_gap, movers, first, ro
                     m += 1
                     continue
                 a = labels[i]
-                own, norm = _own_sqdist(X, i, C64, a, mu)
-                evaluated += 1
-                # The rounding error of an expanded squared distance: the
-                # label stands when an unpruned pass would find it too.
-                err = rounding * (norm + cmax)
+                own, err, loose = _own_and_bound(
+                    X, i, a, C64, mu, lower, still, top, runner, MT, movers, near, rounding, cmax
+                )
+                evaluated += 1 + nm
                 mind[i - b] = own
                 slack[i - b] = err
-                loose = lower[i] - (runner if a == top else still[top])
-                if nm:
-                    loose = min(loose, np.sqrt(_nearest_mover(X, i, MT, movers, a, near)))
-                    evaluated += nm
-                lower[i] = loose
                 bound = max(loose, half_gap[a])
                 if not (bound > 0.0 and own + 2.0 * err < bound * bound):
                     rows[m] = i
@@ -379,14 +390,10 @@ def pruned_soft_stats(
                     m += 1
                     continue
                 a = labels[i]
-                own, norm = _own_sqdist(X, i, C64, a, mu)
-                evaluated += 1
-                err = rounding * (norm + cmax)
-                loose = lower[i] - (runner if a == top else still[top])
-                if nm:
-                    loose = min(loose, np.sqrt(_nearest_mover(X, i, MT, movers, a, near)))
-                    evaluated += nm
-                lower[i] = loose
+                own, err, loose = _own_and_bound(
+                    X, i, a, C64, mu, lower, still, top, runner, MT, movers, near, rounding, cmax
+                )
+                evaluated += 1 + nm
                 bound = max(loose, 2.0 * half_gap[a] - np.sqrt(own))
                 if bound > 0.0 and own + out_gap + 2.0 * err < bound * bound:
                     _fold_one_hot(X, i, w, a, own, N, S, acc)
