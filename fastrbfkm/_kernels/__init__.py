@@ -84,11 +84,30 @@ responsibilities = _entry(_rows_by_centers, assignment.responsibilities)
 removal_costs = _entry(_rows_by_centers, assignment.removal_costs)
 assign_logits = _entry(_rows_by_columns, assignment.assign_logits)
 squared_distances = _entry(_rows_by_centers, assignment.squared_distances)
-block_stats = _entry(_rows_by_centers, update.block_stats)
+_block_pass = _entry(_rows_by_centers, update.block_pass)
 pruned_hard_stats = _entry(_rows_by_centers, pruned.pruned_hard_stats)
 pruned_soft_stats = _entry(_rows_by_centers, pruned.pruned_soft_stats)
 nearest_gaps = _entry(lambda G, norms: (G.shape[0], G.shape[0]), pruned.nearest_gaps)
-stats_and_reconstruction = _entry(_rows_by_centers, update.stats_and_reconstruction)
+
+
+def block_stats(X, C, w, sigma, mode, with_stats):
+    """``(N, S, summary)`` of one pass at ``sigma`` for the assignment
+    ``mode`` (:func:`~.update.block_pass`): N and S float64, zeros when
+    ``with_stats`` is False (their accumulation skipped)."""
+    no_rows = np.empty((0, 0), dtype=C.dtype)
+    return _block_pass(X, C, w, float(sigma), int(mode), bool(with_stats), no_rows)
+
+
+def stats_and_reconstruction(X, C, w, sigma, mode):
+    """:func:`block_stats` (with the statistics) and, in the same pass, the
+    reconstruction ``x_hat_i = sum_k r_ik c_k`` of every row of the dense
+    X, ``(n, d)`` in C's dtype, without forming the rows' distances and
+    assignments a second time: ``(N, S, summary, x_hat)``."""
+    xhat = np.empty(X.shape, dtype=C.dtype)
+    N, S, summary = _block_pass(X, C, w, float(sigma), int(mode), True, xhat)
+    return N, S, summary, xhat
+
+
 center_scatter = _entry(
     lambda X, C, w, sigma, mode, chosen: (
         X.shape[0],

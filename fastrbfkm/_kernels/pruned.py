@@ -16,7 +16,7 @@ The bounds hold for the true distances, and a label is kept only with a
 margin of twice the rounding error of the expanded squared distances
 (:func:`~.distances.sqdist_cols`), so a kept label is also the one an
 unpruned pass would compute. The statistics are folded in row order within
-the same fixed chunks as :func:`~.update.block_stats`: with the same labels,
+the same fixed chunks as :func:`~.update.block_pass`: with the same labels,
 ``N`` and ``S`` are bit-identical to its hard pass, for any number of threads.
 """
 
@@ -192,7 +192,7 @@ def pruned_hard_stats(X, C, w, labels, lower, shift, half_gap, movers, first, ro
     the bounds are loosened by the other centers' shifts only, and every
     row's distances to the movers are formed instead (a few centers, in
     SIMD lanes), so that a few long moves do not void every bound. ``N``,
-    ``S`` and ``summary`` are those of :func:`~.update.block_stats` at
+    ``S`` and ``summary`` are those of :func:`~.update.block_pass` at
     ``sigma = 0`` (the inertia summed from the distances to the winners in
     float64); ``cells`` (k,) the weighted inertia of each center's cell, the
     same sums; ``evaluated`` counts the row-center distances formed.
@@ -337,12 +337,12 @@ def pruned_soft_stats(
     finds it: only its own distance is formed, and its distances to the
     ``movers`` (centers that moved far, as there: a split's, left out of the
     loosening and formed in SIMD lanes instead). The other rows are gathered,
-    their distances to every center formed as in :func:`~.update.block_stats`
+    their distances to every center formed as in :func:`~.update.block_pass`
     (one BLAS product), and assigned, folded and scattered as there; that
     also renews their labels and bounds. So at a cold temperature a soft
     pass costs about what a pruned hard pass does.
 
-    ``N`` and ``S`` agree with :func:`~.update.block_stats` to rounding (the
+    ``N`` and ``S`` agree with :func:`~.update.block_pass` to rounding (the
     one-hot rows exactly; a gathered row's distances come from a BLAS product
     of another shape); ``summary`` likewise, its one-hot rows' energies
     summed from the differences. Fixed chunks: the same bits for any number
@@ -448,7 +448,7 @@ def pruned_soft_stats(
 @njit(cache=True)
 def _fold_one_hot(X, i, w, a, dmin, N, S, acc):
     """Fold row i, one-hot at center a with squared distance ``dmin``, into
-    a chunk's statistics and summary, as :func:`~.update.block_stats` does."""
+    a chunk's statistics and summary, as :func:`~.update.block_pass` does."""
     wi = w[i] if w.shape[0] else 1.0
     acc[OBJECTIVE] += wi * dmin
     acc[INERTIA] += wi * dmin

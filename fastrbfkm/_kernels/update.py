@@ -38,7 +38,7 @@ from .layout import (
     sqdist_rows,
 )
 
-#: Entries of the scalar summary returned by :func:`block_stats`.
+#: Entries of the scalar summary returned by :func:`block_pass`.
 OBJECTIVE = 0  # sum_i w_i [sum_k r_ik D_ik - sigma H(r_i)]
 INERTIA = 1  # sum_i w_i min_k D_ik at the given centers
 SUPPORT = 2  # sum_i w_i |{k : r_ik > 0}|
@@ -118,34 +118,19 @@ def soft_rows(k):
     return max(GEMM_MIN_ROWS, min(BLOCK_ROWS, SOFT_ENTRIES // max(k, 1)))
 
 
-@njit(cache=True)
-def block_stats(X, C, w, sigma, mode, with_stats):
-    """Return ``(N, S, summary)`` for the assignment ``mode`` at ``sigma``.
+@njit(cache=True, parallel=True)
+def block_pass(X, C, w, sigma, mode, with_stats, xhat):
+    """Return ``(N, S, summary)`` for the assignment ``mode`` at ``sigma``;
+    when ``xhat`` has rows, each row's reconstruction ``sum_k r_ik c_k`` is
+    written to it too (``(n, d)``, C's dtype; the gradient of the loss in X
+    is ``2 w_i (x_i - x_hat_i)``).
 
     ``N`` is ``(k,)`` and ``S`` is ``(k, d)``, both float64 (zeros when
     ``with_stats`` is False, which skips their accumulation); ``summary`` is
     the float64 vector indexed by the constants of this module. ``w`` of
-    length 0 means unit weights. (:func:`_block_pass`.)
-    """
-    return _block_pass(X, C, w, sigma, mode, with_stats, np.empty((0, 0), dtype=C.dtype))
-
-
-@njit(cache=True)
-def stats_and_reconstruction(X, C, w, sigma, mode):
-    """:func:`block_stats` (with the statistics) and, in the same pass, the
-    reconstruction ``x_hat_i = sum_k r_ik c_k`` of every row, ``(n, d)`` in
-    X's dtype (the gradient of the loss in X is ``2 w_i (x_i - x_hat_i)``),
-    without forming the rows' distances and assignments a second time:
-    ``(N, S, summary, x_hat)``."""
-    xhat = np.empty(X.shape, dtype=C.dtype)
-    N, S, summary = _block_pass(X, C, w, sigma, mode, True, xhat)
-    return N, S, summary, xhat
-
-
-@njit(cache=True, parallel=True)
-def _block_pass(X, C, w, sigma, mode, with_stats, xhat):
-    """The pass of :func:`block_stats`; when ``xhat`` has rows, each row's
-    reconstruction ``sum_k r_ik c_k`` is written to it too.
+    length 0 means unit weights. Called from Python only (the package's
+    ``block_stats`` and ``stats_and_reconstruction``): one compiled pass
+    for both, where numba wrappers compiled it again, about 12 s each.
 
     Each block of rows is worked in three steps: the distances (one BLAS
     product), the rows that are exactly one-hot (every row when hard) folded
