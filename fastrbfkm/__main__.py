@@ -349,7 +349,7 @@ def cmd_compile(args: argparse.Namespace) -> None:
 
     print(
         "fastrbfkm compile: compiling the kernels for every kind of input "
-        "(about 4 minutes on 2 cores from an empty cache; seconds when they are cached)",
+        "(about 2-3 minutes on 2 cores from an empty cache; seconds when they are cached)",
         flush=True,
     )
     start = time.perf_counter()

@@ -1,5 +1,6 @@
 """A cold numba cache is announced in one line; a warm one prints nothing."""
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -51,73 +52,18 @@ def test_read_only_data_compiles_nothing_more():
     )
 
 
-#: A user's first fit of each kind of input, as in a fresh process after
-#: installation; prints the fastrbfkm kernels numba compiled on its last line.
-FIRST_FIT = """
-import json, os, sys, tempfile
-import numpy as np
-from numba.core import event
-import fastrbfkm as fk
-from fastrbfkm.datasets import make_blobs
+def _first_fits():
+    """``bench/first_fit.py``: the script of a user's first fit of each kind
+    of input (as in a fresh process after installation) and the kinds, with
+    the optional package each needs."""
+    path = Path(__file__).resolve().parent.parent / "bench" / "first_fit.py"
+    spec = importlib.util.spec_from_file_location("first_fit", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.SCRIPT, module.KINDS
 
-kind = sys.argv[1]
-compiled = event.RecordingListener()
-event.register("numba:compile", compiled)
-X = make_blobs(30000, centers=8, n_features=16, random_state=0)[0]
-if kind == "float64":
-    fk.RBFKMeans(8).fit(X).predict(X)
-elif kind == "float32":
-    fk.RBFKMeans(8).fit(X.astype(np.float32)).predict_proba(X)
-elif kind == "int64":
-    fk.RBFKMeans(8).fit((10 * X).astype(np.int64))
-elif kind == "wide":  # principal axes by Lanczos iterations
-    fk.RBFKMeans(4).fit(make_blobs(3000, centers=4, n_features=200, random_state=0)[0])
-elif kind == "read-only":
-    X.flags.writeable = False
-    fk.RBFKMeans(8, assignment="hard").fit(X)
-elif kind == "csr":
-    from scipy import sparse
-    M = sparse.random(30000, 300, density=0.02, format="csr", random_state=0)
-    fk.RBFKMeans(8).fit(M).predict(M)
-elif kind == "memmap":
-    from sklearn import config_context
-    path = os.path.join(tempfile.mkdtemp(), "X.npy")
-    np.save(path, X.astype(np.float32))
-    with config_context(working_memory=1):  # streamed, not loaded
-        fk.RBFKMeans(8).fit(np.load(path, mmap_mode="r"))
-elif kind == "dask":
-    import dask.array as da
-    fk.RBFKMeans(8).fit(da.from_array(X, chunks=10000))
-elif kind == "minibatch":
-    fk.MiniBatchRBFKMeans(8).fit(X).partial_fit(X[:1000])
-elif kind == "torch":
-    import torch
-    from fastrbfkm.torch import RBFKMeansLayer
-    codes = torch.as_tensor(X[:2000], dtype=torch.float32).requires_grad_()
-    layer = RBFKMeansLayer(n_clusters=8, n_features=16, sigma=1.0, assignment="entmax15")
-    layer.init_from(codes.detach())
-    (layer.loss(codes) + layer(codes)[:, 0].sum()).backward()
-names = sorted({
-    getattr(e.data["dispatcher"], "py_func", e.data["dispatcher"]).__qualname__
-    for _, e in compiled.buffer
-    if e.is_start and e.data.get("dispatcher") is not None
-})
-print(json.dumps(names))
-"""
 
-#: Kinds and the optional package each needs.
-FIRST_FITS = {
-    "float64": None,
-    "float32": None,
-    "int64": None,
-    "wide": None,
-    "read-only": None,
-    "csr": None,
-    "memmap": None,
-    "dask": "dask",
-    "minibatch": None,
-    "torch": "torch",
-}
+FIRST_FIT, FIRST_FITS = _first_fits()
 
 
 @pytest.fixture(scope="module")
@@ -143,7 +89,7 @@ def test_after_the_warm_up_a_first_fit_of_any_kind_compiles_nothing(kind, warmed
         check=True,
         timeout=3600,
     )
-    assert json.loads(run.stdout.splitlines()[-1]) == [], run.stderr
+    assert json.loads(run.stdout.splitlines()[-1])["compiled"] == [], run.stderr
     assert MESSAGE not in run.stderr
 
 
@@ -188,3 +134,53 @@ def test_compile_finds_the_installed_copy_a_source_folder_shadows(tmp_path, monk
     assert cli.installed_elsewhere() is None
     found.clear()
     assert cli.installed_elsewhere() is None
+
+
+#: One of two processes saving entries to the same numba cache index at once
+#: (argv: cache folder, lock file or "-" for none, the process's name).
+RACE = """
+import contextlib, sys
+from numba.core.caching import IndexDataCacheFile
+from fastrbfkm._warmup import _serialised_cache
+
+folder, lock, name = sys.argv[1:]
+cache = IndexDataCacheFile(folder, "kernel", "stamp")
+with _serialised_cache(lock) if lock != "-" else contextlib.nullcontext():
+    for i in range(60):
+        cache.save((name, i), f"{name} {i}")
+"""
+
+
+def _race(tmp_path, lock):
+    folder = tmp_path / ("locked" if lock != "-" else "unlocked")
+    folder.mkdir()
+    racers = [
+        subprocess.Popen([sys.executable, "-c", RACE, str(folder), lock, name])
+        for name in ("float32", "float64")
+    ]
+    assert [racer.wait(timeout=600) for racer in racers] == [0, 0]
+    from numba.core.caching import IndexDataCacheFile
+
+    cache = IndexDataCacheFile(str(folder), "kernel", "stamp")
+    return {(name, i): cache.load((name, i)) for name in ("float32", "float64") for i in range(60)}
+
+
+def test_the_cache_lock_keeps_both_compiling_processes_entries(tmp_path):
+    """``compile`` runs two processes that save kernels to the same cache:
+    under its lock every entry of both is kept and loads its own data (numba
+    issue 4807: unlocked, one process's index overwrites the other's, and
+    two entries can name the same data file)."""
+    loaded = _race(tmp_path, str(tmp_path / "cache.lock"))
+    assert loaded == {(name, i): f"{name} {i}" for name, i in loaded}
+    assert len(loaded) == 120
+
+
+def test_the_cache_lock_is_released_after_the_block(tmp_path):
+    from numba.core.caching import IndexDataCacheFile
+
+    from fastrbfkm._warmup import _serialised_cache
+
+    save, load = IndexDataCacheFile.save, IndexDataCacheFile.load
+    with _serialised_cache(str(tmp_path / "cache.lock")):
+        assert IndexDataCacheFile.save is not save
+    assert (IndexDataCacheFile.save, IndexDataCacheFile.load) == (save, load)
