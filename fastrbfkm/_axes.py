@@ -19,6 +19,7 @@ import numpy as np
 from . import _kernels as K
 from ._principal import dense_eigenpairs, lanczos_eigenpairs
 from ._rows import BlockRows, Moments, Rows
+from ._sphere import MIN_RESULTANT, mean_direction, tangent, tangent_scatter
 from ._tunables import DENSE_MAX, LANCZOS_STEPS, ROUGH_STEPS
 
 
@@ -30,10 +31,15 @@ def principal(
     ``cells``, a pair: that and the same for the hard cells of C (its
     Voronoi cells). With ``rough``, where they come from Lanczos iterations
     (above ``DENSE_MAX`` features), only ``ROUGH_STEPS`` of them: lower
-    bounds of the eigenvalues and their Ritz vectors."""
+    bounds of the eigenvalues and their Ritz vectors. On the sphere
+    (``rows.sphere``, unit centers) the scatter is projected onto each
+    center's tangent space first (:func:`fastrbfkm._sphere.tangent_scatter`):
+    the axes lie along the sphere and the radial spread does not count."""
     if isinstance(rows, BlockRows) and rows.d > DENSE_MAX:
         return _lanczos(rows, C, sigma, mode, cells, rough)
     N, A = rows.scatter(C, sigma, mode)
+    if rows.sphere:
+        A = tangent_scatter(A, C)
     found = (N, *dense_eigenpairs(N, A))
     return (found, principal(rows, C, 0.0, K.HARD)) if cells else found
 
@@ -46,10 +52,16 @@ def _lanczos(rows: BlockRows, C: np.ndarray, sigma: float, mode: int, cells: boo
     hard = np.arange(chosen.size) >= k if cells else np.full(k, mode == K.HARD)
     no_labels = np.empty(0, dtype=np.int32)
     labels = rows.cell_labels(C) if hard.all() else no_labels
+
+    def apply(index, V):
+        at = C[chosen[index]]  # on the sphere P A P v, P onto the tangent space at c
+        if rows.sphere:
+            V = tangent(V, at)
+        N, U = rows.reduce("scatter_apply", C, sigma, mode, chosen[index], hard[index], V, labels)
+        return N, tangent(U, at) if rows.sphere else U
+
     found = lanczos_eigenpairs(
-        lambda index, V: rows.reduce(
-            "scatter_apply", C, sigma, mode, chosen[index], hard[index], V, labels
-        ),
+        apply,
         chosen.size,
         rows.d,
         ROUGH_STEPS if rough else LANCZOS_STEPS,
@@ -62,7 +74,22 @@ def _lanczos(rows: BlockRows, C: np.ndarray, sigma: float, mode: int, cells: boo
 def largest_variance(rows: Rows, moments: Moments) -> float:
     """The largest eigenvalue of the covariance whose moments are given
     (``rows.moments()``): from the covariance, or above ``DENSE_MAX``
-    features as the principal variance around the mean (:func:`principal`)."""
+    features as the principal variance around the mean (:func:`principal`).
+
+    On the sphere (``rows.sphere``), the largest variance along the sphere
+    at the mean's direction ``c`` (the covariance projected onto the
+    tangent space there) divided by the mean resultant length ``c . mean``:
+    with it, the Euclidean ``critical_from_variance`` gives the sphere's
+    critical temperature (the split's restoring term is ``c . x`` per row,
+    not 1; ``docs/spherical.md``)."""
+    if rows.sphere:
+        c = mean_direction(moments.mean, moments.covariance)
+        if moments.covariance is not None:
+            P = tangent_scatter(moments.covariance[None], c[None])[0]
+            lam = max(float(np.linalg.eigvalsh(P)[-1]), 0.0)
+        else:
+            lam = float(principal(rows, c[None, :].astype(rows.dtype), 0.0, K.HARD)[1][0])
+        return lam / max(float(c @ moments.mean), MIN_RESULTANT)
     if moments.covariance is not None:
         return max(float(np.linalg.eigvalsh(moments.covariance)[-1]), 0.0)
     center = moments.mean[None, :].astype(rows.dtype)

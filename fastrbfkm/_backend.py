@@ -50,6 +50,7 @@ from sklearn.utils.validation import validate_data
 
 from . import _kernels as K
 from ._rows import InMemoryRows, Rows, SparseRows
+from ._sphere import check_metric, unit_csr, unit_dask, unit_dense
 from ._streaming import StreamedRows, streams
 from ._tunables import AUTO_MIN_WORK
 from ._validation import (
@@ -160,6 +161,7 @@ def open_rows(
     centers=None,
     fit: bool = False,
     estimator=None,
+    metric: str = "euclidean",
 ) -> Rows:
     """The rows source for data X and its weights, on the chosen backend.
 
@@ -192,6 +194,11 @@ def open_rows(
         (``validate_data(reset=False)``: feature names and count) for new
         data, whose other input kinds are checked for the feature count too.
         None: :func:`fastrbfkm._validation.as_float_array`.
+    metric : {"euclidean", "cosine"}, default="euclidean"
+        ``"cosine"``: the source holds X's rows scaled to unit length (a
+        copy; a zero row is refused), and its ``sphere`` is True
+        (:mod:`fastrbfkm._sphere`). A memory-mapped file is then read into
+        memory, not streamed; CUDA arrays are refused.
 
     Returns
     -------
@@ -200,12 +207,21 @@ def open_rows(
         ``DaskRows`` or ``DeviceRows``.
     """
     backend = check_backend(backend)
+    sphere = check_metric(metric)
+    rows = _open(X, sample_weight, backend, n_clusters, centers, fit, estimator, sphere)
+    rows.sphere = sphere
+    return rows
+
+
+def _open(X, sample_weight, backend, n_clusters, centers, fit, estimator, sphere) -> Rows:
+    """:func:`open_rows` for a checked backend; ``sphere``: unit rows."""
     if isinstance(X, Iterator):  # a generator of batches: read once, no second pass
         raise TypeError(
             f"X must be an array, a sparse matrix or a dask array; got a "
             f"{type(X).__name__}, which can be read only once. Pass batches one at a "
             "time to MiniBatchRBFKMeans.partial_fit, or stack them into one array."
         )
+
     def known(shape) -> int | None:
         """Check X's shape against the fit; the pass's work (``n * d * k``)."""
         n, d = (int(s) for s in shape)
@@ -218,6 +234,11 @@ def open_rows(
         return None if k is None else n * d * k
 
     if is_device_array(X):
+        if sphere:
+            raise ValueError(
+                "metric='cosine' does not take CUDA arrays yet: pass the data as a "
+                "numpy array (backend='cpu'), or use metric='euclidean' on unit rows."
+            )
         choose(backend, X, None)  # refuses backend="cpu"
         from .cuda.arrays import as_device
         from .cuda.rows import DeviceRows
@@ -238,6 +259,8 @@ def open_rows(
 
         X = check_dask_array(X)  # metadata only: values are checked chunk by chunk
         known(X.shape)
+        if sphere:
+            X = unit_dask(X)
         return make_rows(X, sample_weight, persist=fit)
 
     if is_sparse(X):
@@ -248,9 +271,10 @@ def open_rows(
             )
         X = _host_array(X, estimator, fit)
         known(X.shape)
-        return SparseRows(X, check_sample_weight(sample_weight, X.shape[0]))
+        w = check_sample_weight(sample_weight, X.shape[0])
+        return SparseRows(unit_csr(X) if sphere else X, w)
 
-    if fit and streams(X):  # values checked block by block in the first pass
+    if fit and streams(X) and not sphere:  # values checked block by block in the first pass
         work = known(X.shape)
         if choose(backend, X, work) == "cpu":
             return StreamedRows(X, check_sample_weight(sample_weight, X.shape[0]))
@@ -259,6 +283,12 @@ def open_rows(
         X = _host_array(X, estimator, fit)
         work = known(X.shape)
     w = check_sample_weight(sample_weight, X.shape[0])
+    if sphere:
+        if backend == "cuda":
+            raise ValueError(
+                "metric='cosine' runs on the CPU only yet: use backend='cpu' or 'auto'."
+            )
+        return InMemoryRows(unit_dense(X), w)
     if choose(backend, X, work) == "cuda":
         from .cuda.rows import DeviceRows
 

@@ -26,6 +26,7 @@ from sklearn.utils.validation import check_is_fitted
 from . import _kernels as K
 from ._backend import open_rows
 from ._rows import Rows
+from ._sphere import METRICS
 from ._threads import one_blas_thread
 from ._validation import ASSIGNMENTS, as_float_array, check_integer_params, check_sigma
 
@@ -58,6 +59,7 @@ class BaseRBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMi
         "random_state": ["random_state"],
         "verbose": ["verbose"],
         "backend": [StrOptions({"auto", "cpu", "cuda"})],
+        "metric": [StrOptions(set(METRICS))],
     }
     _parameter_constraints: ClassVar[dict] = _shared_constraints
     #: Parameters that must be finite where they are numbers.
@@ -96,6 +98,7 @@ class BaseRBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMi
             n_clusters=self._most_clusters()[1],
             fit=True,
             estimator=self,
+            metric=self.metric,
         )
         self._check_params_against(rows)
         return rows
@@ -199,7 +202,8 @@ class BaseRBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMi
 
     @one_blas_thread
     def transform(self, X) -> np.ndarray:
-        """Euclidean distances to every center (the cluster-distance space).
+        """Distances to every center (the cluster-distance space): Euclidean,
+        or cosine distances ``1 - x.c`` for ``metric="cosine"``.
 
         Parameters
         ----------
@@ -209,10 +213,13 @@ class BaseRBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMi
         Returns
         -------
         D : ndarray of shape (n_samples, n_clusters)
-            ``||x - c_k||``, in X's float dtype (a device array for CUDA
-            input, a lazy dask array for dask input).
+            ``||x - c_k||`` (``1 - x.c_k / ||x||`` for ``metric="cosine"``),
+            in X's float dtype (a device array for CUDA input, a lazy dask
+            array for dask input).
         """
         rows = self._new_rows(X)
+        if rows.sphere:  # half the squared distance between unit vectors
+            return rows.squared_distances(self._centers_like(rows)) / 2
         return rows.distances(self._centers_like(rows))
 
     @one_blas_thread
@@ -231,16 +238,21 @@ class BaseRBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMi
         Returns
         -------
         score : float
-            ``-sum_i w_i min_k ||x_i - c_k||^2``.
+            ``-sum_i w_i min_k ||x_i - c_k||^2`` (for ``metric="cosine"``,
+            of the cosine distances ``1 - x_i.c_k / ||x_i||``).
         """
         rows = self._new_rows(X, sample_weight)
-        return -rows.total_inertia(self._centers_like(rows))
+        inertia = rows.total_inertia(self._centers_like(rows))
+        return -inertia / 2 if rows.sphere else -inertia
 
     def _new_rows(self, X, sample_weight=None) -> Rows:
         """New data as a rows source, checked against the fit."""
         check_is_fitted(self)
         centers = self.cluster_centers_
-        return open_rows(X, sample_weight, self.backend, centers=centers, estimator=self)
+        metric = getattr(self, "metric", "euclidean")  # models pickled before it
+        return open_rows(
+            X, sample_weight, self.backend, centers=centers, estimator=self, metric=metric
+        )
 
     def _centers_like(self, rows: Rows) -> np.ndarray:
         return np.ascontiguousarray(self.cluster_centers_, dtype=rows.dtype)

@@ -34,17 +34,24 @@ def warn(message: str) -> None:
     warnings.warn(message, FutureWarning, stacklevel=level)
 
 
+#: Keyword-only parameters added after positional keywords were deprecated:
+#: never positional, so :func:`keyword_only` does not map arguments to them.
+NEVER_POSITIONAL = frozenset({"metric"})
+
+
 def keyword_only(function: F) -> F:
     """Wrap ``function``, whose keyword-only parameters used to be
     positional: extra positional arguments go to them in order, with a
-    ``FutureWarning`` naming them."""
+    ``FutureWarning`` naming them (not to :data:`NEVER_POSITIONAL` ones)."""
     parameters = list(inspect.signature(function).parameters.values())
     positional = [
         p.name
         for p in parameters
         if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
     ]
-    keywords = [p.name for p in parameters if p.kind == p.KEYWORD_ONLY]
+    keywords = [
+        p.name for p in parameters if p.kind == p.KEYWORD_ONLY and p.name not in NEVER_POSITIONAL
+    ]
 
     @functools.wraps(function)
     def wrapper(*args, **kwargs):

@@ -356,6 +356,9 @@ class Rows(ABC):
     d: int
     dtype: np.dtype
     weight: float
+    #: Rows at unit length, centers on the unit sphere (``metric="cosine"``:
+    #: :mod:`fastrbfkm._sphere`); set by the input door.
+    sphere: bool = False
 
     @property
     def shape(self) -> tuple[int, int]:

@@ -26,6 +26,7 @@ from ._axes import largest_variance, principal
 from ._backend import open_rows
 from ._deprecation import keyword_only, renamed, warn
 from ._rows import Rows
+from ._sphere import project, resultant
 from ._threads import one_blas_thread
 from ._tunables import (
     MAX_TEMPERATURES,
@@ -153,7 +154,7 @@ def critical_from_variance(lam: float, n_clusters: int, mode: int) -> float:
 
 @keyword_only
 def critical_temperature(
-    X, n_clusters: int, assignment: str = "entmax15", *, sample_weight=None
+    X, n_clusters: int, assignment: str = "entmax15", *, sample_weight=None, metric="euclidean"
 ) -> float:
     """Temperature below which the all-centers-at-the-mean solution is unstable.
 
@@ -162,6 +163,14 @@ def critical_temperature(
     happens at ``sigma_c = 2 lambda_max`` (softmax) and ``2 sqrt(k)
     lambda_max`` (entmax15), ``lambda_max`` being the largest eigenvalue of
     the weighted covariance of X.
+
+    On the sphere (``metric="cosine"``: unit rows, the center at the mean's
+    direction ``c``), ``lambda_max`` is the largest eigenvalue of the
+    covariance projected onto the tangent space at ``c``, divided by the
+    mean resultant length ``rho = ||mean||``: a split moves the pair along
+    the sphere, and the restoring term of the free energy is ``c . x`` per
+    row instead of 1, so ``sigma_c = 2 lambda_T / rho`` for softmax (and
+    ``sqrt(k)`` times that for entmax15).
 
     Parameters
     ----------
@@ -173,6 +182,8 @@ def critical_temperature(
         The soft assignment.
     sample_weight : array-like of shape (n,), default=None
         Non-negative weights with a positive sum.
+    metric : {"euclidean", "cosine"}, default="euclidean"
+        ``"cosine"``: of the rows at unit length, on the sphere.
 
     Returns
     -------
@@ -180,7 +191,7 @@ def critical_temperature(
     """
     mode = check_soft_assignment(assignment)
     n_clusters = check_count(n_clusters, "n_clusters")
-    rows = open_rows(X, sample_weight, "cpu", fit=True)
+    rows = open_rows(X, sample_weight, "cpu", fit=True, metric=metric)
     return critical_from_variance(largest_variance(rows, rows.moments()), n_clusters, mode)
 
 
@@ -504,6 +515,8 @@ def run_anneal(
             )
             if log is not None:
                 log.split(len(path.rows), float(sigmas[t]), pairs, found, margin)
+        if rows.sphere:  # split, closed and merged centers back on the sphere
+            C[:] = project(C)
     return path.build(_name(mode))
 
 
@@ -524,6 +537,8 @@ def _converge(rows, A, sigma, mode, max_iter, tol, floor, fresh):
         new = A.astype(np.float64)
         alive = N > 0
         new[alive] = S[alive] / N[alive, None]
+        if rows.sphere:
+            new = project(new, A)
         shift = float(((new - A) ** 2).sum())
         # A fresh split is still opening up while its gap keeps growing.
         widths = np.linalg.norm(new[fresh[:, 0]] - new[fresh[:, 1]], axis=1)
@@ -605,6 +620,12 @@ def candidates(
     principal variance of their Voronoi cell times its mass (soft
     responsibilities would overstate it for centers that still share
     points), one spare each.
+
+    On the sphere (``rows.sphere``) the spreads are along the sphere (the
+    scatter projected onto each center's tangent space) and a center's
+    critical temperature is divided by its mean resultant length ``c_j .
+    S_j / N_j`` at ``sigma`` (one more soft pass): the restoring term of a
+    split on the sphere is ``c . x`` per unit responsibility, not 1.
     """
     chosen = np.flatnonzero(active)
     A = np.ascontiguousarray(C[chosen])
@@ -612,7 +633,11 @@ def candidates(
     factor = np.sqrt(2.0) if mode == K.ENTMAX15 else 1.0
     gain = mass * cell_spread
     wanted = np.argsort(-gain, kind="stable")[: int(np.count_nonzero(~active))]
-    return Candidates(chosen[wanted], 2.0 * factor * spread[wanted], spread[wanted], axes[wanted])
+    critical = 2.0 * factor * spread[wanted]
+    if rows.sphere:
+        N, S, _ = rows.stats(A, sigma, mode)
+        critical = critical / resultant(A, N, S)[wanted]
+    return Candidates(chosen[wanted], critical, spread[wanted], axes[wanted])
 
 
 @dataclass
@@ -700,6 +725,7 @@ def anneal(
     perturbation: float = 1e-3,
     stop_when_hard: bool = False,
     backend: str = "auto",
+    metric: str = "euclidean",
 ) -> AnnealPath:
     """Warm-started soft Lloyd steps to convergence down a temperature sequence.
 
@@ -742,6 +768,10 @@ def anneal(
         (copied once; CUDA arrays are used in place) and brings back only
         the per-step statistics; ``"auto"`` does so for CUDA arrays and for
         large enough data when a GPU is available, else uses the CPU.
+    metric : {"euclidean", "cosine"}, default="euclidean"
+        ``"cosine"``: on the unit sphere (rows and ``C`` at unit length;
+        every step's weighted means scaled back to it; split temperatures
+        from :func:`critical_temperature` with the same metric).
 
     Returns
     -------
@@ -749,8 +779,10 @@ def anneal(
         The converged centers and their statistics at every temperature.
     """
     mode = check_soft_assignment(assignment)
-    rows = open_rows(X, sample_weight, backend, centers=C, fit=True)
+    rows = open_rows(X, sample_weight, backend, centers=C, fit=True, metric=metric)
     C = rows.check_centers(C)
+    if rows.sphere:
+        C = project(C)
     sig = as_float_array(sigmas, "sigmas", ndim=1, dtype=np.dtype(np.float64))
     if sig.min() <= 0 or np.any(np.diff(sig) >= 0):
         raise ValueError("sigmas must be positive and strictly decreasing.")

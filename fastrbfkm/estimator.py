@@ -17,6 +17,7 @@ from . import _kernels as K
 from ._axes import largest_variance
 from ._base import BaseRBFKMeans
 from ._rows import InMemoryRows, annealing_sample
+from ._sphere import mean_direction, project
 from ._threads import one_blas_thread
 from ._tunables import (
     ANNEAL_ROWS_MAX,
@@ -140,6 +141,17 @@ class RBFKMeans(BaseRBFKMeans):
         for the copy; else the CPU. The fitted attributes are numpy arrays
         either way; ``predict`` and ``transform`` return device arrays for
         CUDA input.
+    metric : {"euclidean", "cosine"}, default="euclidean"
+        ``"cosine"``: spherical K-Means. Rows are used at unit length (a
+        copy; an all-zero row is refused) and the centers stay on the unit
+        sphere (each update is the weighted mean scaled to unit length);
+        distances are ``D = ||x - c||^2 = 2 - 2 x.c`` between unit vectors,
+        so ``sigma`` keeps its units and soft assignments are a mixture of
+        von Mises-Fisher kernels of concentration ``2 / sigma``. The
+        annealing's critical temperatures are the sphere's (see the user
+        guide's spherical page). ``inertia_``, ``score`` and ``transform``
+        then measure cosine distances ``1 - x.c`` (half of D). Not for CUDA
+        arrays yet; a memory-mapped file is read into memory.
 
     Attributes
     ----------
@@ -156,7 +168,8 @@ class RBFKMeans(BaseRBFKMeans):
         dask array, a lazy dask array over X's chunks (computing it runs the
         nearest-center kernel on every chunk again; nothing of X is kept).
     inertia_ : float
-        Weighted sum of squared distances to the nearest center.
+        Weighted sum of squared distances to the nearest center
+        (``metric="cosine"``: of cosine distances ``1 - x.c``).
     n_iter_ : int
         Iterations of the kept run: soft steps over all temperatures plus
         hard Lloyd iterations.
@@ -226,6 +239,7 @@ class RBFKMeans(BaseRBFKMeans):
         random_state=None,
         verbose=0,
         backend="auto",
+        metric="euclidean",
     ):
         self.n_clusters = n_clusters
         self.max_clusters = max_clusters
@@ -244,6 +258,7 @@ class RBFKMeans(BaseRBFKMeans):
         self.random_state = random_state
         self.verbose = verbose
         self.backend = backend
+        self.metric = metric
 
     # ------------------------------------------------------------------ checks
 
@@ -371,7 +386,7 @@ class RBFKMeans(BaseRBFKMeans):
         self.phase_diagram_ = diagram
         self.cluster_centers_ = best["centers"]
         self.labels_ = best["labels"]
-        self.inertia_ = best["inertia"]
+        self.inertia_ = best["inertia"] / 2.0 if rows.sphere else best["inertia"]
         self.n_iter_ = best["n_iter"]
         self.sigma_ = best["sigma"]
         self.soft_sigma_ = self._soft_sigma(best["inertia"], rows.weight, d)
@@ -384,9 +399,14 @@ class RBFKMeans(BaseRBFKMeans):
         n_iter = 0
         path = None
         if mode != K.HARD and self.sigma == "auto":
-            C = np.repeat(moments.mean[None, :], k, axis=0).astype(rows.dtype)
+            center = moments.mean
+            if rows.sphere:
+                center = mean_direction(moments.mean, moments.covariance)
+            C = np.repeat(center[None, :], k, axis=0).astype(rows.dtype)
         else:
             C = rows.initial_centers(k, init, rng)
+            if rows.sphere:  # given centers, or rows of X: on the sphere
+                C = project(C)
             if self.verbose:
                 print("Initialization complete")
         sigma = 0.0
@@ -437,7 +457,8 @@ class RBFKMeans(BaseRBFKMeans):
                 lloyd = run_lloyd(source, C, int(self.max_iter), tol, not last, report)
                 if mode != K.HARD:
                     lloyd = improve_by_swaps(source, lloyd, int(self.max_iter), tol)
-                    if guides and source is guide:  # sequential: rows in memory only
+                    # sequential: rows in memory only; Euclidean gains only
+                    if guides and source is guide and not rows.sphere:
                         lloyd = improve_by_transfers(source, lloyd, int(self.max_iter))
                 C = lloyd.centers
                 n_iter += lloyd.n_iter

@@ -26,6 +26,7 @@ from . import _kernels as K
 from ._backend import assign_logits, open_rows
 from ._deprecation import keyword_only
 from ._rows import Rows
+from ._sphere import project, tangent
 from ._threads import one_blas_thread
 from ._validation import (
     as_float_array,
@@ -52,7 +53,7 @@ __all__ = [
 
 @keyword_only
 @one_blas_thread
-def squared_distances(X, C, *, backend: str = "auto") -> np.ndarray:
+def squared_distances(X, C, *, backend: str = "auto", metric: str = "euclidean") -> np.ndarray:
     """Squared Euclidean distances between the rows of X and the centers.
 
     Parameters
@@ -64,6 +65,11 @@ def squared_distances(X, C, *, backend: str = "auto") -> np.ndarray:
     backend : {"auto", "cpu", "cuda"}, default="auto"
         Where to compute: ``"auto"`` uses the GPU for CUDA array input and
         for large enough data when a GPU is available, else the CPU.
+    metric : {"euclidean", "cosine"}, default="euclidean"
+        ``"cosine"``: on the unit sphere. The rows of X and of C are used at
+        unit length (copies), so ``D = 2 - 2 x.c`` (twice the cosine
+        distance) and the logits ``-D / sigma`` are those of von Mises-Fisher
+        kernels of concentration ``2 / sigma``.
 
     Returns
     -------
@@ -72,14 +78,23 @@ def squared_distances(X, C, *, backend: str = "auto") -> np.ndarray:
         (float32 stays float32; integers become float64). A numba device
         array when X is a CUDA array.
     """
-    rows, C = _open(X, C, None, backend)
+    rows, C = _open(X, C, None, backend, metric)
     return rows.squared_distances(C)
 
 
-def _open(X, C, sample_weight, backend) -> tuple[Rows, np.ndarray]:
-    """X and its weights as a rows source (the one door), and C checked against it."""
-    rows = open_rows(X, sample_weight, backend, centers=C)
+def _open(X, C, sample_weight, backend, metric="euclidean") -> tuple[Rows, np.ndarray]:
+    """X and its weights as a rows source (the one door), and C checked
+    against it (on the sphere, a copy of C with unit rows)."""
+    rows = open_rows(X, sample_weight, backend, centers=C, metric=metric)
     C = rows.check_centers(C)
+    if rows.sphere:
+        zero = np.flatnonzero(~(np.abs(C).max(axis=1, initial=0.0) > 0))
+        if zero.size:
+            raise ValueError(
+                f"C has a center of zero length (row {int(zero[0])}): metric='cosine' "
+                "needs a direction for every center."
+            )
+        C = project(C)
     # Data and centers all below the square root of the smallest normal
     # number: every squared distance underflows, as the fits refuse.
     if float(np.abs(C).max(initial=0.0)) < smallest_magnitude(rows.dtype):
@@ -207,7 +222,13 @@ def entmax15_backward(R, G) -> np.ndarray:
 @keyword_only
 @one_blas_thread
 def responsibilities(
-    X, C, sigma: float, assignment: str = "entmax15", *, backend: str = "auto"
+    X,
+    C,
+    sigma: float,
+    assignment: str = "entmax15",
+    *,
+    backend: str = "auto",
+    metric: str = "euclidean",
 ) -> np.ndarray:
     """Responsibilities of the centers for every point at temperature sigma.
 
@@ -224,6 +245,11 @@ def responsibilities(
         How a row of logits becomes a distribution.
     backend : {"auto", "cpu", "cuda"}, default="auto"
         Where to compute, as in :func:`squared_distances`.
+    metric : {"euclidean", "cosine"}, default="euclidean"
+        ``"cosine"``: on the unit sphere. The rows of X and of C are used at
+        unit length (copies), so ``D = 2 - 2 x.c`` (twice the cosine
+        distance) and the logits ``-D / sigma`` are those of von Mises-Fisher
+        kernels of concentration ``2 / sigma``.
 
     Returns
     -------
@@ -233,7 +259,7 @@ def responsibilities(
     """
     mode = check_assignment(assignment)
     sigma = check_sigma(sigma)
-    rows, C = _open(X, C, None, backend)
+    rows, C = _open(X, C, None, backend, metric)
     return rows.responsibilities(C, sigma, mode)
 
 
@@ -247,12 +273,13 @@ def sufficient_statistics(
     *,
     sample_weight=None,
     backend: str = "auto",
+    metric: str = "euclidean",
 ) -> tuple[np.ndarray, np.ndarray, float]:
     """Weighted sufficient statistics of the assignment, in one fused pass.
 
     Parameters
     ----------
-    X, C, sigma, assignment, sample_weight, backend
+    X, C, sigma, assignment, sample_weight, backend, metric
         As in :func:`objective`.
 
     Returns
@@ -266,7 +293,9 @@ def sufficient_statistics(
     F : float
         The free energy ``F_sigma(C)``.
     """
-    N, S, summary, _, out = _statistics(X, C, sigma, assignment, sample_weight, backend)
+    N, S, summary, _, out = _statistics(
+        X, C, sigma, assignment, sample_weight, backend, metric=metric
+    )
     return out(N), out(S), float(summary[K.OBJECTIVE])
 
 
@@ -280,6 +309,7 @@ def objective(
     *,
     sample_weight=None,
     backend: str = "auto",
+    metric: str = "euclidean",
 ) -> float:
     """The free energy ``F_sigma(C)`` of the centers.
 
@@ -301,6 +331,11 @@ def objective(
     backend : {"auto", "cpu", "cuda"}, default="auto"
         Where to compute: ``"auto"`` uses the GPU for CUDA array input and
         for large enough data when a GPU is available, else the CPU.
+    metric : {"euclidean", "cosine"}, default="euclidean"
+        ``"cosine"``: on the unit sphere. The rows of X and of C are used at
+        unit length (copies), so ``D = 2 - 2 x.c`` (twice the cosine
+        distance) and the logits ``-D / sigma`` are those of von Mises-Fisher
+        kernels of concentration ``2 / sigma``.
 
     Returns
     -------
@@ -308,7 +343,7 @@ def objective(
         ``sum_i w_i [sum_k r_ik D_ik - sigma H(r_i)]``, accumulated in float64.
     """
     _, _, summary, _, _ = _statistics(
-        X, C, sigma, assignment, sample_weight, backend, with_stats=False
+        X, C, sigma, assignment, sample_weight, backend, with_stats=False, metric=metric
     )
     return float(summary[K.OBJECTIVE])
 
@@ -323,12 +358,13 @@ def gradient(
     *,
     sample_weight=None,
     backend: str = "auto",
+    metric: str = "euclidean",
 ) -> np.ndarray:
     """Gradient of :func:`objective` with respect to the centers.
 
     Parameters
     ----------
-    X, C, sigma, assignment, sample_weight, backend
+    X, C, sigma, assignment, sample_weight, backend, metric
         As in :func:`objective`.
 
     Returns
@@ -336,10 +372,15 @@ def gradient(
     G : ndarray of shape (k, d)
         ``dF/dc_k = 2 (N_k c_k - S_k) = 2 N_k (c_k - m_k)`` (the envelope
         theorem: the assignment minimizes each row's energy), in X's dtype
-        (a numba device array when X is a CUDA array).
+        (a numba device array when X is a CUDA array). With
+        ``metric="cosine"``, the gradient along the sphere: that vector less
+        its component along the unit ``c_k``, ``-2 (S_k - (c_k . S_k) c_k)``.
     """
-    N, S, _, C, out = _statistics(X, C, sigma, assignment, sample_weight, backend)
-    return out((2.0 * (N[:, None] * C - S)).astype(C.dtype, copy=False))
+    N, S, _, C, out = _statistics(X, C, sigma, assignment, sample_weight, backend, metric=metric)
+    G = 2.0 * (N[:, None] * C - S)
+    if metric == "cosine":
+        G = tangent(G, C)
+    return out(G.astype(C.dtype, copy=False))
 
 
 @keyword_only
@@ -353,19 +394,22 @@ def step(
     sample_weight=None,
     lr: float | None = None,
     backend: str = "auto",
+    metric: str = "euclidean",
 ) -> np.ndarray:
     """One gradient step on the centers.
 
     Parameters
     ----------
-    X, C, sigma, assignment, sample_weight, backend
+    X, C, sigma, assignment, sample_weight, backend, metric
         As in :func:`objective`.
     lr : float, default=None
         None uses the per-center rate ``eta_k = 1 / (2 N_k)``, which moves
         every center to its weighted mean ``m_k``: the soft Lloyd update, and
         exactly one Lloyd iteration with ``assignment="hard"`` (or
         ``sigma=0``). A float is a plain gradient-descent rate,
-        ``C - lr * gradient``.
+        ``C - lr * gradient``. With ``metric="cosine"`` the result is scaled
+        back to the unit sphere: the weighted mean's direction (spherical
+        K-Means's update), or the step along the sphere's gradient.
 
     Returns
     -------
@@ -374,22 +418,27 @@ def step(
         array). A center with zero mass stays where it is.
     """
     lr = check_lr(lr)
-    N, S, _, C, out = _statistics(X, C, sigma, assignment, sample_weight, backend)
+    N, S, _, C, out = _statistics(X, C, sigma, assignment, sample_weight, backend, metric=metric)
     if lr is None:
         new = C.astype(np.float64)
         alive = N > 0
         new[alive] = S[alive] / N[alive, None]
     else:
-        new = C - lr * 2.0 * (N[:, None] * C - S)
+        G = 2.0 * (N[:, None] * C - S)
+        new = C - lr * (tangent(G, C) if metric == "cosine" else G)
+    if metric == "cosine":
+        new = project(new, C)
     return out(new.astype(C.dtype, copy=False))
 
 
-def _statistics(X, C, sigma, assignment, sample_weight, backend, with_stats=True):
+def _statistics(
+    X, C, sigma, assignment, sample_weight, backend, with_stats=True, metric="euclidean"
+):
     """``(N, S, summary, C, out)`` of the fused pass on the chosen backend:
     float64 host statistics, the validated centers in X's dtype, and ``out``,
     which puts a small result where X came from."""
     mode = check_assignment(assignment)
     sigma = check_sigma(sigma)
-    rows, C = _open(X, C, sample_weight, backend)
+    rows, C = _open(X, C, sample_weight, backend, metric)
     N, S, summary = rows.stats(C, sigma, mode, with_stats)
     return N, S, summary, C, rows.like_input

@@ -17,6 +17,7 @@ import numpy as np
 from . import _kernels as K
 from ._axes import principal
 from ._rows import Rows
+from ._sphere import project
 from ._tunables import (
     BATCH_CELLS,
     MANY_CLUSTERS,
@@ -48,7 +49,8 @@ def update_centers(rows: Rows, C: np.ndarray, N: np.ndarray, S: np.ndarray) -> n
 
     A cell that still has no mass (no point is away from its center: fewer
     distinct points than clusters) goes to the heaviest cell's center, as in
-    scikit-learn, so no center is ever NaN.
+    scikit-learn, so no center is ever NaN. On the sphere (``rows.sphere``)
+    the means are scaled to unit length: spherical K-Means's update.
     """
     empty = np.flatnonzero(N == 0)
     far = rows.farthest(C, empty.size) if empty.size else None
@@ -62,6 +64,8 @@ def update_centers(rows: Rows, C: np.ndarray, N: np.ndarray, S: np.ndarray) -> n
     alive = N > 0
     new[alive] = S[alive] / N[alive, None]
     new[~alive] = new[np.argmax(N)]
+    if rows.sphere:
+        new = project(new, C)
     return new.astype(rows.dtype, copy=False)
 
 
@@ -87,6 +91,8 @@ def run_lloyd(
     with the inertia at the centers it started from and the squared shift.
     """
     n_iter = 0
+    if rows.sphere:  # trial centers of the swap moves are placed off it
+        C = project(C)
     bounds = rows.new_bounds(C.shape[0])
     for n_iter in range(1, max_iter + 1):
         N, S, summary = rows.hard_stats(C, bounds)

@@ -39,6 +39,7 @@ from . import _kernels as K
 from ._axes import largest_variance
 from ._base import BaseRBFKMeans
 from ._rows import InMemoryRows, Rows, in_memory
+from ._sphere import mean_direction, project
 from ._threads import one_blas_thread
 from ._tunables import (
     COLD_GAP,
@@ -143,6 +144,11 @@ class MiniBatchRBFKMeans(BaseRBFKMeans):
     backend : {"auto", "cpu", "cuda"}, default="auto"
         Where the data's passes run, as in :class:`RBFKMeans` (the batches
         themselves are gathered to the host).
+    metric : {"euclidean", "cosine"}, default="euclidean"
+        ``"cosine"``: spherical mini-batch K-Means, as in
+        :class:`RBFKMeans` (unit rows, centers scaled back to the unit
+        sphere after every update, cosine distances in ``inertia_``,
+        ``score`` and ``transform``).
 
     Attributes
     ----------
@@ -213,6 +219,7 @@ class MiniBatchRBFKMeans(BaseRBFKMeans):
         random_state=None,
         verbose=0,
         backend="auto",
+        metric="euclidean",
     ):
         self.n_clusters = n_clusters
         self.assignment = assignment
@@ -230,6 +237,7 @@ class MiniBatchRBFKMeans(BaseRBFKMeans):
         self.random_state = random_state
         self.verbose = verbose
         self.backend = backend
+        self.metric = metric
 
     # ------------------------------------------------------------------- fit
 
@@ -292,12 +300,14 @@ class MiniBatchRBFKMeans(BaseRBFKMeans):
             N, S, _ = rows.stats(self._centers_like(rows), self.sigma_, mode)
             live = N > 0
             self._C[live] = S[live] / N[live, None]
+            if rows.sphere:
+                self._C = project(self._C)
             self.cluster_centers_ = self._C.astype(rows.dtype)
         C = self._centers_like(rows)
         labels, inertia, _ = rows.assign(C)
         validate_data(self, X, reset=True, skip_check_array=True)
         self.labels_ = labels
-        self.inertia_ = float(inertia)
+        self.inertia_ = float(inertia) / (2.0 if rows.sphere else 1.0)
         self.soft_sigma_ = self._soft_sigma(self.inertia_, rows.weight, rows.d)
         self.n_iter_ = math.ceil(self.n_steps_ * batch / rows.n)
         return self
@@ -328,7 +338,7 @@ class MiniBatchRBFKMeans(BaseRBFKMeans):
             validate_data(self, X, reset=True, skip_check_array=True)
         else:
             rows = self._new_rows(X, sample_weight)
-        self.inertia_ = float(self._step(rows)[0][K.INERTIA])
+        self.inertia_ = float(self._step(rows)[0][K.INERTIA]) / (2.0 if rows.sphere else 1.0)
         self.soft_sigma_ = self._soft_sigma(self.inertia_, rows.weight, rows.d)
         self.labels_ = rows.labels(self._centers_like(rows))  # as MiniBatchKMeans keeps them
         return self
@@ -353,7 +363,10 @@ class MiniBatchRBFKMeans(BaseRBFKMeans):
             moments = probe.moments()
             sigma = float(critical_from_variance(largest_variance(probe, moments), k, mode))
             self.sigma_critical_ = sigma
-            C = np.tile(moments.mean, (k, 1))
+            center = moments.mean
+            if probe.sphere:
+                center = mean_direction(moments.mean, moments.covariance)
+            C = np.tile(center, (k, 1))
             self._active[1:] = False
             self._parent[:] = 0
         else:
@@ -367,6 +380,8 @@ class MiniBatchRBFKMeans(BaseRBFKMeans):
             if mode == K.HARD and isinstance(init, str):
                 C = self._polish(probe, C)
         self._C = np.array(C, dtype=np.float64)
+        if rows.sphere:
+            self._C = project(self._C)
         self.cluster_centers_ = self._C.astype(rows.dtype)
         self.counts_ = np.zeros(k)
         self.sigma_ = sigma
@@ -400,6 +415,8 @@ class MiniBatchRBFKMeans(BaseRBFKMeans):
         self._C[active] = C
         self.counts_[active] = counts
         self._C[~active] = self._C[self._parent[~active]]
+        if rows.sphere:  # the running means back on the sphere
+            self._C = project(self._C, before)
         if not self._annealing and self.reassignment_ratio > 0:
             self._reassign(rows)
         self.cluster_centers_ = self._C.astype(rows.dtype)
@@ -485,6 +502,8 @@ class MiniBatchRBFKMeans(BaseRBFKMeans):
             pairs = split_unstable(
                 self._C, self._active, self._parent, found, sigma, self._rng, SPLIT_STEP
             )
+            if self._probe.sphere:
+                self._C = project(self._C)
             self.counts_[pairs.ravel()] = 0.0
             self._pairs = pairs
             self._gaps = self._pair_gaps()

@@ -247,3 +247,42 @@ def distinct_clusters(C, sigma):
             if np.sqrt(((C[i] - C[j]) ** 2).sum()) <= np.sqrt(2.0 * sigma):
                 group[root(i)] = root(j)
     return len({root(i) for i in range(k)})
+
+
+# The sphere (metric="cosine"): unit rows and unit centers, then the
+# Euclidean definitions above; D = ||x - c||^2 = 2 - 2 x.c.
+
+
+def unit(X):
+    X = np.asarray(X, dtype=np.float64)
+    return X / np.linalg.norm(X, axis=1, keepdims=True)
+
+
+def cosine_distances(X, C):
+    """``1 - x.c / (||x|| ||c||)``: half the squared distance on the sphere."""
+    return 1.0 - unit(X) @ unit(C).T
+
+
+def spherical_step(X, C, sigma, assignment, w=None):
+    """The weighted means of the responsibilities of unit rows at unit
+    centers, scaled to unit length (a center of zero mass stays)."""
+    U, C = unit(X), unit(C)
+    N, S = stats(U, C, sigma, assignment, w)
+    new = C.copy()
+    new[N > 0] = unit(S[N > 0])
+    return new
+
+
+def spherical_critical(X, assignment, k, w=None):
+    """``2 lambda_T / ||m||`` (times sqrt(k) for entmax15): lambda_T the
+    largest eigenvalue of the weighted covariance of the unit rows
+    projected onto the tangent space at the mean's direction."""
+    U = unit(X)
+    w = weights(w, len(U))
+    m = w @ U / w.sum()
+    c = m / np.linalg.norm(m)
+    cov = ((U - m) * w[:, None]).T @ (U - m) / w.sum()
+    P = np.eye(len(c)) - np.outer(c, c)
+    lam = np.linalg.eigvalsh(P @ cov @ P)[-1]
+    factor = np.sqrt(k) if assignment == "entmax15" else 1.0
+    return 2.0 * factor * lam / np.linalg.norm(m)

@@ -90,9 +90,10 @@ FIT_SCRIPT = textwrap.dedent(
     # (anneal_size) whose passes run in parallel.
     for n, d, k in ((3000, 2, 6), (30_000, 4, 5)):
         X, _ = make_blobs(n, n_features=d, centers=k, cluster_std=2.0, random_state=3)
-        km = RBFKMeans(k, random_state=0).fit(X)
-        h.update(km.cluster_centers_.tobytes()); h.update(km.labels_.tobytes())
-        h.update(np.float64(km.inertia_).tobytes())
+        for metric in ("euclidean", "cosine"):
+            km = RBFKMeans(k, random_state=0, metric=metric).fit(X)
+            h.update(km.cluster_centers_.tobytes()); h.update(km.labels_.tobytes())
+            h.update(np.float64(km.inertia_).tobytes())
     print(numba.get_num_threads(), h.hexdigest())
     """
 )
