@@ -197,8 +197,9 @@ def open_rows(
     metric : {"euclidean", "cosine"}, default="euclidean"
         ``"cosine"``: the source holds X's rows scaled to unit length (a
         copy; a zero row is refused), and its ``sphere`` is True
-        (:mod:`fastrbfkm._sphere`). A memory-mapped file is then read into
-        memory, not streamed; CUDA arrays are refused.
+        (:mod:`fastrbfkm._sphere`); a streamed file's blocks are scaled as
+        they are read. The CPU only: CUDA arrays and ``backend="cuda"`` are
+        refused.
 
     Returns
     -------
@@ -208,6 +209,8 @@ def open_rows(
     """
     backend = check_backend(backend)
     sphere = check_metric(metric)
+    if sphere and backend == "cuda":
+        raise ValueError("metric='cosine' runs on the CPU only yet: use backend='cpu' or 'auto'.")
     rows = _open(X, sample_weight, backend, n_clusters, centers, fit, estimator, sphere)
     rows.sphere = sphere
     return rows
@@ -269,25 +272,21 @@ def _open(X, sample_weight, backend, n_clusters, centers, fit, estimator, sphere
                 "backend='cuda' does not take sparse input: the sparse kernels run on "
                 "the CPU (backend='cpu' or 'auto')."
             )
-        X = _host_array(X, estimator, fit)
+        X = _host_array(X, estimator, fit, not sphere)
         known(X.shape)
         w = check_sample_weight(sample_weight, X.shape[0])
         return SparseRows(unit_csr(X) if sphere else X, w)
 
-    if fit and streams(X) and not sphere:  # values checked block by block in the first pass
+    if fit and streams(X):  # values checked block by block in the first pass
         work = known(X.shape)
-        if choose(backend, X, work) == "cpu":
-            return StreamedRows(X, check_sample_weight(sample_weight, X.shape[0]))
-        X = _host_array(X, estimator, fit)
+        if sphere or choose(backend, X, work) == "cpu":
+            return StreamedRows(X, check_sample_weight(sample_weight, X.shape[0]), unit=sphere)
+        X = _host_array(X, estimator, fit, not sphere)
     else:
-        X = _host_array(X, estimator, fit)
+        X = _host_array(X, estimator, fit, not sphere)
         work = known(X.shape)
     w = check_sample_weight(sample_weight, X.shape[0])
     if sphere:
-        if backend == "cuda":
-            raise ValueError(
-                "metric='cosine' runs on the CPU only yet: use backend='cpu' or 'auto'."
-            )
         return InMemoryRows(unit_dense(X), w)
     if choose(backend, X, work) == "cuda":
         from .cuda.rows import DeviceRows
@@ -327,9 +326,11 @@ def assign_logits(Z, mode: int, backend: str = "auto"):
     return K.assign_logits(flat, mode).reshape(Z.shape)
 
 
-def _host_array(X, estimator, fit: bool):
+def _host_array(X, estimator, fit: bool, coordinates: bool = True):
     """Host data validated as a C-contiguous float32/float64 array, or
-    sparse data as a :class:`~fastrbfkm._kernels.CSR`."""
+    sparse data as a :class:`~fastrbfkm._kernels.CSR`; without
+    ``coordinates`` (rows to be scaled to unit length) finite values of any
+    magnitude pass."""
     sparse = is_sparse(X)
     if estimator is not None:
         refuse_tensor_with_grad(X, "X")
@@ -347,8 +348,8 @@ def _host_array(X, estimator, fit: bool):
             X = validate_data(estimator, X, reset=False, **options)
         # magnitude only
         if sparse:
-            return as_csr(X, "X", dtype=X.dtype, fitting=fit)
-        return as_float_array(X, "X", dtype=X.dtype, coordinates=True, fitting=fit)
+            return as_csr(X, "X", dtype=X.dtype, fitting=fit, coordinates=coordinates)
+        return as_float_array(X, "X", dtype=X.dtype, coordinates=coordinates, fitting=fit)
     if sparse:
-        return as_csr(X, "X", fitting=fit)
-    return as_float_array(X, "X", coordinates=True, fitting=fit)
+        return as_csr(X, "X", fitting=fit, coordinates=coordinates)
+    return as_float_array(X, "X", coordinates=coordinates, fitting=fit)

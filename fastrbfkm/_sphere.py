@@ -40,17 +40,27 @@ def _zero_row_error(index: int) -> ValueError:
 
 
 def unit_dense(X: np.ndarray) -> np.ndarray:
-    """A copy of the rows of X (float32 or float64) at unit length.
+    """A copy of the rows of X (float32 or float64) at unit length
+    (:func:`to_unit`)."""
+    return to_unit(np.array(X, order="C", copy=True))
+
+
+def to_unit(Y: np.ndarray, offset: int = 0) -> np.ndarray:
+    """The rows of Y (float32 or float64) scaled to unit length in place;
+    returns Y. ``offset``: Y's first row's index in the data, for the error
+    on a zero row.
 
     Each row is first divided by its largest magnitude, so that neither
     huge nor tiny coordinates overflow or underflow when squared."""
-    scale = np.abs(X).max(axis=1) if X.shape[1] else np.zeros(X.shape[0], X.dtype)
+    scale = np.abs(Y).max(axis=1) if Y.shape[1] else np.zeros(Y.shape[0], Y.dtype)
+    if not np.isfinite(scale).all():
+        raise ValueError("X contains NaN or infinity.")
     zero = np.flatnonzero(~(scale > 0))
     if zero.size:
-        raise _zero_row_error(int(zero[0]))
-    Y = X / scale[:, None]
-    Y /= np.sqrt(np.einsum("ij,ij->i", Y, Y, dtype=np.float64)).astype(X.dtype)[:, None]
-    return np.ascontiguousarray(Y)
+        raise _zero_row_error(offset + int(zero[0]))
+    Y /= scale[:, None]
+    Y /= np.sqrt(np.einsum("ij,ij->i", Y, Y, dtype=np.float64)).astype(Y.dtype)[:, None]
+    return Y
 
 
 def unit_csr(X):
@@ -68,6 +78,8 @@ def unit_csr(X):
     zero = np.flatnonzero(~(scale > 0))
     if zero.size:
         raise _zero_row_error(int(zero[0]))
+    if not np.isfinite(scale).all():
+        raise ValueError("X contains NaN or infinity.")
     scaled = data / scale[row]
     norms = np.zeros(n)
     np.add.at(norms, row, scaled.astype(np.float64) ** 2)

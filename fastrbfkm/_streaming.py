@@ -24,6 +24,7 @@ from sklearn import get_config
 
 from . import _kernels as K
 from ._rows import BlockRows, fold, label_counts
+from ._sphere import to_unit, unit_dense
 from ._validation import as_float_array
 from .seeding import scalable_initial_centers
 
@@ -83,9 +84,15 @@ class StreamedRows(BlockRows):
     block_rows : int or None, default=None
         Rows per block; None fits a block (and, for a converted dtype, its raw
         bytes) into the working memory.
+    unit : bool, default=False
+        Scale every row to unit length as it is read (``metric="cosine"``:
+        :func:`fastrbfkm._sphere.to_unit`, the arithmetic of the in-memory
+        copy).
     """
 
-    def __init__(self, X: np.memmap, w: np.ndarray, block_rows: int | None = None):
+    def __init__(
+        self, X: np.memmap, w: np.ndarray, block_rows: int | None = None, unit: bool = False
+    ):
         self.filename, self.start = file_region(X)
         self.n, self.d = X.shape
         self.raw = X.dtype
@@ -99,6 +106,7 @@ class StreamedRows(BlockRows):
         self.block_rows = int(max(1, min(block_rows, self.n)))
         self._buffers: tuple[np.ndarray, np.ndarray | None] | None = None
         self._checked = False
+        self.unit = unit
 
     def blocks(self) -> Iterator[tuple[int, np.ndarray]]:
         """``(offset, block)`` for every block in row order; the block is a view
@@ -121,7 +129,11 @@ class StreamedRows(BlockRows):
                 if self.convert:
                     np.copyto(block, target, casting="unsafe")
                 if not self._checked:
-                    as_float_array(block, "X", dtype=self.dtype, coordinates=True, fitting=True)
+                    as_float_array(
+                        block, "X", dtype=self.dtype, coordinates=not self.unit, fitting=True
+                    )
+                if self.unit:
+                    to_unit(block, start)
                 yield start, block
         self._checked = True
 
@@ -149,7 +161,9 @@ class StreamedRows(BlockRows):
         )
         rows = np.ascontiguousarray(mapped[index], dtype=self.dtype)
         del mapped
-        rows = as_float_array(rows, "X", dtype=self.dtype, coordinates=True, fitting=True)
+        rows = as_float_array(rows, "X", dtype=self.dtype, coordinates=not self.unit, fitting=True)
+        if self.unit:
+            rows = unit_dense(rows)
         return rows, self.w[index] if self.w.size else self.w
 
     def initial_centers(self, k: int, init, rng: np.random.Generator) -> np.ndarray:

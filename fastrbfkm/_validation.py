@@ -89,7 +89,14 @@ def is_sparse(array) -> bool:
     return type(array).__module__.startswith("scipy.sparse")
 
 
-def as_csr(matrix, name: str, *, dtype: np.dtype | None = None, fitting: bool = False) -> CSR:
+def as_csr(
+    matrix,
+    name: str,
+    *,
+    dtype: np.dtype | None = None,
+    fitting: bool = False,
+    coordinates: bool = True,
+) -> CSR:
     """A scipy.sparse matrix or array of coordinates as a canonical
     :class:`~fastrbfkm._kernels.CSR`, never densified.
 
@@ -98,7 +105,8 @@ def as_csr(matrix, name: str, *, dtype: np.dtype | None = None, fitting: bool = 
     entries are summed and the column indices sorted, in a copy (scipy's
     meaning of duplicates); a matrix whose index arrays are inconsistent is
     refused. The stored values are checked as :func:`as_float_array` checks
-    an array's (finite; magnitudes usable for squared distances).
+    an array's (finite; with ``coordinates``, magnitudes usable for squared
+    distances).
     """
     from scipy import sparse
 
@@ -128,7 +136,7 @@ def as_csr(matrix, name: str, *, dtype: np.dtype | None = None, fitting: bool = 
     hi = float(data.max()) if data.size else 0.0
     if data.size < n * d:  # implicit zeros
         lo, hi = min(lo, 0.0), max(hi, 0.0)
-    check_value_range(lo, hi, name, target, csr, coordinates=True, fitting=fitting)
+    check_value_range(lo, hi, name, target, csr, coordinates=coordinates, fitting=fitting)
     return CSR(
         data,
         np.ascontiguousarray(csr.indices, dtype=np.int32),

@@ -150,8 +150,8 @@ class RBFKMeans(BaseRBFKMeans):
         von Mises-Fisher kernels of concentration ``2 / sigma``. The
         annealing's critical temperatures are the sphere's (see the user
         guide's spherical page). ``inertia_``, ``score`` and ``transform``
-        then measure cosine distances ``1 - x.c`` (half of D). Not for CUDA
-        arrays yet; a memory-mapped file is read into memory.
+        then measure cosine distances ``1 - x.c`` (half of D). The CPU
+        only, for now (no CUDA arrays).
 
     Attributes
     ----------

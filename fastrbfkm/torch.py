@@ -19,6 +19,7 @@ from torch import nn
 
 from . import _kernels as K
 from ._deprecation import keyword_only, renamed
+from ._sphere import check_metric
 from ._threads import one_blas_thread
 from ._validation import ASSIGNMENTS, check_value_range
 
@@ -221,9 +222,31 @@ def _torch_loss(X, C, w, sigma, mode):
 # ---------------------------------------------------------------- public
 
 
+def _on_sphere(X: torch.Tensor, C: torch.Tensor, metric: str):
+    """X and C, or with ``metric="cosine"`` their rows scaled to unit length
+    by differentiable torch ops (the gradients then move along the sphere)."""
+    if not check_metric(metric):
+        return X, C
+    for name, T in (("X", X), ("C", C)):
+        if not isinstance(T, torch.Tensor):
+            raise TypeError(f"{name} must be a torch.Tensor; got {type(T).__name__}.")
+        if T.ndim == 2 and bool((T.detach().abs().amax(dim=1) == 0).any()):
+            raise ValueError(
+                f"{name} has a row of zero length: metric='cosine' needs a direction for every row."
+            )
+    return nn.functional.normalize(X, dim=1), nn.functional.normalize(C, dim=1)
+
+
 @keyword_only
 def rbf_kmeans_loss(
-    X, C, sigma, assignment: str = "entmax15", *, sample_weight=None, backend: str = "auto"
+    X,
+    C,
+    sigma,
+    assignment: str = "entmax15",
+    *,
+    sample_weight=None,
+    backend: str = "auto",
+    metric: str = "euclidean",
 ) -> torch.Tensor:
     """The clustering loss ``F_sigma(C) / sum(w)``, differentiable in X and C.
 
@@ -245,13 +268,19 @@ def rbf_kmeans_loss(
         numba CPU kernels (CPU tensors), ``"cuda"`` on the GPU (CUDA tensors,
         in torch ops), ``"auto"`` by the tensors' device (torch ops for any
         device but the CPU).
+    metric : {"euclidean", "cosine"}, default="euclidean"
+        ``"cosine"``: the rows of X and C are used at unit length (scaled by
+        differentiable torch ops, so the gradients move along the sphere),
+        and ``D = 2 - 2 x.c``.
 
     Returns
     -------
     loss : 0-d tensor
         ``sum_i w_i [sum_k r_ik D_ik - sigma H(r_i)] / sum_i w_i``, X's dtype.
     """
-    return _loss(X, C, sigma, assignment, sample_weight, _use_torch(X, backend))
+    torch_ops = _use_torch(X, backend)
+    X, C = _on_sphere(X, C, metric)
+    return _loss(X, C, sigma, assignment, sample_weight, torch_ops)
 
 
 def _loss(X, C, sigma, assignment, sample_weight, torch_ops: bool) -> torch.Tensor:
@@ -268,13 +297,13 @@ def _loss(X, C, sigma, assignment, sample_weight, torch_ops: bool) -> torch.Tens
 
 @keyword_only
 def responsibilities(
-    X, C, sigma, assignment: str = "entmax15", *, backend: str = "auto"
+    X, C, sigma, assignment: str = "entmax15", *, backend: str = "auto", metric: str = "euclidean"
 ) -> torch.Tensor:
     """Responsibilities ``(n, k)``, differentiable in X and C.
 
     Parameters
     ----------
-    X, C, sigma, assignment, backend
+    X, C, sigma, assignment, backend, metric
         As in :func:`rbf_kmeans_loss`.
 
     Returns
@@ -282,7 +311,9 @@ def responsibilities(
     R : torch.Tensor of shape (n, k)
         Rows summing to 1 (hard: one-hot, with zero gradient).
     """
-    return _responsibilities(X, C, sigma, assignment, _use_torch(X, backend))
+    torch_ops = _use_torch(X, backend)
+    X, C = _on_sphere(X, C, metric)
+    return _responsibilities(X, C, sigma, assignment, torch_ops)
 
 
 def _responsibilities(X, C, sigma, assignment, torch_ops: bool) -> torch.Tensor:
@@ -321,6 +352,10 @@ class RBFKMeansLayer(nn.Module):
         Temperature; lower it with :meth:`anneal`.
     assignment : {"entmax15", "softmax", "hard"}, default="entmax15"
         The assignment.
+    metric : {"euclidean", "cosine"}, default="euclidean"
+        ``"cosine"``: inputs and centers are used at unit length (the
+        ``centers`` parameter itself is free; its rows' directions are the
+        centers), as in :func:`rbf_kmeans_loss`.
 
     Attributes
     ----------
@@ -330,8 +365,16 @@ class RBFKMeansLayer(nn.Module):
         The current temperature.
     """
 
+    #: Layers pickled before the parameter existed are Euclidean.
+    metric = "euclidean"
+
     def __init__(
-        self, n_clusters: int, n_features: int, sigma: float = 1.0, assignment: str = "entmax15"
+        self,
+        n_clusters: int,
+        n_features: int,
+        sigma: float = 1.0,
+        assignment: str = "entmax15",
+        metric: str = "euclidean",
     ):
         super().__init__()
         for name, value in (("n_clusters", n_clusters), ("n_features", n_features)):
@@ -340,18 +383,25 @@ class RBFKMeansLayer(nn.Module):
             if value < 1:
                 raise ValueError(f"{name} must be a positive integer; got {value!r}.")
         _mode(assignment)
+        check_metric(metric)
         self.assignment = assignment
+        self.metric = metric
         self.sigma = _sigma(sigma)
         self.centers = nn.Parameter(0.01 * torch.randn(int(n_clusters), int(n_features)))
 
     def forward(self, X: torch.Tensor) -> torch.Tensor:
         """Responsibilities of the centers for the rows of X."""
-        return responsibilities(X, self.centers, self.sigma, self.assignment)
+        return responsibilities(X, self.centers, self.sigma, self.assignment, metric=self.metric)
 
     def loss(self, X: torch.Tensor, sample_weight=None) -> torch.Tensor:
         """The clustering loss :func:`rbf_kmeans_loss` of X."""
         return rbf_kmeans_loss(
-            X, self.centers, self.sigma, self.assignment, sample_weight=sample_weight
+            X,
+            self.centers,
+            self.sigma,
+            self.assignment,
+            sample_weight=sample_weight,
+            metric=self.metric,
         )
 
     @renamed(factor="cooling")
@@ -406,6 +456,10 @@ class RBFKMeansLayer(nn.Module):
             The layer, its centers set.
         """
         Xn = X.detach().cpu().double().numpy()
+        if check_metric(self.metric):
+            from ._sphere import unit_dense
+
+            Xn = unit_dense(Xn)
         if init == "k-means++":
             from .seeding import kmeans_plusplus
 
@@ -414,7 +468,10 @@ class RBFKMeansLayer(nn.Module):
             from .estimator import RBFKMeans
 
             km = RBFKMeans(
-                self.centers.shape[0], assignment=self.assignment, random_state=random_state
+                self.centers.shape[0],
+                assignment=self.assignment,
+                random_state=random_state,
+                metric=self.metric,
             ).fit(Xn)
             C = km.cluster_centers_
         else:
@@ -427,4 +484,5 @@ class RBFKMeansLayer(nn.Module):
         k, d = self.centers.shape
         return (
             f"n_clusters={k}, n_features={d}, sigma={self.sigma:g}, assignment={self.assignment!r}"
+            + (f", metric={self.metric!r}" if self.metric != "euclidean" else "")
         )

@@ -161,3 +161,71 @@ def test_bad_input_on_the_sphere_is_named():
         fk.squared_distances(X[:6], X[:2], metric="angular")
     with pytest.raises(ValueError, match=r"C has a center of zero length \(row 1\)"):
         fk.step(X[8:20], np.vstack([X[8], np.zeros(X.shape[1])]), 0.0, "hard", metric="cosine")
+
+
+@pytest.mark.parametrize("assignment", ["hard", "softmax", "entmax15"])
+def test_the_pytorch_loss_on_the_sphere(assignment):
+    torch = pytest.importorskip("torch")
+    from fastrbfkm import torch as ft
+
+    X, _ = directions(n=301, d=6)
+    C = X[:4] * 2.0
+    sigma = 0.0 if assignment == "hard" else 0.4
+    want = naive.objective(naive.unit(X), naive.unit(C), sigma, assignment) / len(X)
+    grads = []
+    for torch_ops in (False, True):  # the numba kernels, then torch ops
+        Xt = torch.tensor(X, requires_grad=True)
+        Ct = torch.tensor(C, requires_grad=True)
+        Xu, Cu = ft._on_sphere(Xt, Ct, "cosine")
+        loss = ft._loss(Xu, Cu, sigma, assignment, None, torch_ops)
+        assert float(loss.detach()) == pytest.approx(want, rel=1e-9)
+        loss.backward()
+        grads.append((Xt.grad.numpy(), Ct.grad.numpy()))
+        # the loss does not depend on the lengths: no gradient along the rows
+        np.testing.assert_allclose((Ct.grad.numpy() * C).sum(axis=1), 0.0, atol=1e-12)
+    np.testing.assert_allclose(grads[0][0], grads[1][0], atol=1e-10)
+    np.testing.assert_allclose(grads[0][1], grads[1][1], atol=1e-10)
+    public = ft.rbf_kmeans_loss(
+        torch.tensor(X), torch.tensor(C), sigma, assignment, metric="cosine"
+    )
+    assert float(public) == pytest.approx(want, rel=1e-9)
+
+
+def test_the_pytorch_layer_on_the_sphere():
+    torch = pytest.importorskip("torch")
+    from fastrbfkm.torch import RBFKMeansLayer
+
+    X, _ = directions(n=1000, d=6, spread=0.15)
+    layer = RBFKMeansLayer(5, 6, sigma=0.1, metric="cosine").double()
+    layer.init_from(torch.tensor(X), init="fit", random_state=0)
+    km = RBFKMeans(5, metric="cosine", random_state=0).fit(X)
+    np.testing.assert_allclose(layer.centers.detach().numpy(), km.cluster_centers_, atol=1e-9)
+    R = layer(torch.tensor(X * 5.0))
+    np.testing.assert_allclose(R.sum(dim=1).detach().numpy(), 1.0, atol=1e-12)
+    assert "metric='cosine'" in repr(layer)
+    with pytest.raises(ValueError, match="metric"):
+        RBFKMeansLayer(5, 6, metric="dot")
+    zero = torch.tensor(X[:10]).clone()
+    zero[3] = 0
+    with pytest.raises(ValueError, match="X has a row of zero length"):
+        layer(zero)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_huge_and_tiny_rows_have_directions(dtype):
+    """Directions are defined at any finite length: the magnitude limits of
+    Euclidean fits do not apply to rows scaled to unit length."""
+    X, _ = directions(n=300, d=4, dtype=dtype)
+    ref = RBFKMeans(3, metric="cosine", random_state=0, assignment="hard").fit(X)
+    big = 1e30 if dtype == np.float32 else 1e200
+    for scale in (1 / big, big):
+        for data in (X * dtype(scale), sparse.csr_matrix(X * dtype(scale))):
+            km = RBFKMeans(3, metric="cosine", random_state=0, assignment="hard").fit(data)
+            np.testing.assert_allclose(km.cluster_centers_, ref.cluster_centers_, atol=1e-5)
+            np.testing.assert_array_equal(km.predict(data), ref.labels_)
+    bad = X.copy()
+    bad[5, 1] = np.nan
+    with pytest.raises(ValueError, match="X contains NaN"):  # scikit-learn's words
+        RBFKMeans(3, metric="cosine").fit(bad)
+    with pytest.raises(ValueError, match="X contains NaN"):
+        fk.squared_distances(bad, X[:2], metric="cosine")

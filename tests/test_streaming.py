@@ -159,3 +159,20 @@ def test_peak_memory_is_bounded_by_the_block_size(tmp_path):
     labels = n * 8
     assert streamed["growth"] < 4 * 2**20 + labels + 16 * 2**20, streamed
     assert in_memory["growth"] > 0.9 * size, in_memory
+
+
+@pytest.mark.parametrize("config", ["hard", "entmax15-anneal"])
+def test_streamed_cosine_fit_equals_in_memory_fit(npy, config):
+    """metric="cosine": every block is scaled to unit length as it is read,
+    with the in-memory copy's arithmetic."""
+    X = open_npy(npy)
+    params = dict(FITS[config], metric="cosine", init=np.array(X[[0, 1, 2, 3, 4]]), random_state=0)
+    ref = RBFKMeans(5, **params).fit(np.array(X))
+    with config_context(working_memory=BUDGET):
+        rows = open_rows(X, fit=True, metric="cosine")
+        assert isinstance(rows, StreamedRows) and rows.sphere
+        fit = RBFKMeans(5, **params).fit(X)
+    np.testing.assert_allclose(fit.cluster_centers_, ref.cluster_centers_, rtol=0, atol=1e-9)
+    assert fit.inertia_ == pytest.approx(ref.inertia_, rel=1e-9)
+    np.testing.assert_array_equal(fit.labels_, ref.labels_)
+    np.testing.assert_allclose(np.linalg.norm(fit.cluster_centers_, axis=1), 1.0, atol=1e-12)
