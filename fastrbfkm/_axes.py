@@ -20,23 +20,31 @@ from . import _kernels as K
 from ._principal import dense_eigenpairs, lanczos_eigenpairs
 from ._rows import BlockRows, Moments, Rows
 from ._sphere import MIN_RESULTANT, mean_direction, tangent, tangent_scatter
-from ._tunables import DENSE_MAX, LANCZOS_STEPS, ROUGH_STEPS
+from ._tunables import DENSE_MAX, LANCZOS_RTOL, LANCZOS_STEPS, ROUGH_STEPS
 
 
 def principal(
-    rows: Rows, C: np.ndarray, sigma: float, mode: int, cells: bool = False, rough: bool = False
+    rows: Rows,
+    C: np.ndarray,
+    sigma: float,
+    mode: int,
+    cells: bool = False,
+    rough: bool = False,
+    rtol: float = LANCZOS_RTOL,
 ):
     """``(N, values, axes)``: per center, ``N_j`` of the ``scatter`` pass and
     the largest eigenvalue of ``A_j / N_j`` with its unit eigenvector. With
     ``cells``, a pair: that and the same for the hard cells of C (its
     Voronoi cells). With ``rough``, where they come from Lanczos iterations
     (above ``DENSE_MAX`` features), only ``ROUGH_STEPS`` of them: lower
-    bounds of the eigenvalues and their Ritz vectors. On the sphere
+    bounds of the eigenvalues and their Ritz vectors. ``rtol``: the
+    Lanczos iterations' tolerance on the residual of a Ritz pair, relative
+    to its value (:data:`~fastrbfkm._tunables.LANCZOS_RTOL`). On the sphere
     (``rows.sphere``, unit centers) the scatter is projected onto each
     center's tangent space first (:func:`fastrbfkm._sphere.tangent_scatter`):
     the axes lie along the sphere and the radial spread does not count."""
     if isinstance(rows, BlockRows) and rows.d > DENSE_MAX:
-        return _lanczos(rows, C, sigma, mode, cells, rough)
+        return _lanczos(rows, C, sigma, mode, cells, rough, rtol)
     N, A = rows.scatter(C, sigma, mode)
     if rows.sphere:
         A = tangent_scatter(A, C)
@@ -44,7 +52,9 @@ def principal(
     return (found, principal(rows, C, 0.0, K.HARD)) if cells else found
 
 
-def _lanczos(rows: BlockRows, C: np.ndarray, sigma: float, mode: int, cells: bool, rough: bool):
+def _lanczos(
+    rows: BlockRows, C: np.ndarray, sigma: float, mode: int, cells: bool, rough: bool, rtol: float
+):
     """:func:`principal` by Lanczos iterations on the ``scatter_apply``
     passes, the cells' in the same passes."""
     k = C.shape[0]
@@ -65,6 +75,7 @@ def _lanczos(rows: BlockRows, C: np.ndarray, sigma: float, mode: int, cells: boo
         chosen.size,
         rows.d,
         ROUGH_STEPS if rough else LANCZOS_STEPS,
+        rtol,
     )
     if not cells:
         return found

@@ -57,6 +57,7 @@ def lanczos_eigenpairs(
     m: int,
     d: int,
     steps: int = LANCZOS_STEPS,
+    rtol: float = LANCZOS_RTOL,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(N, values, axes)`` as :func:`dense_eigenpairs` from products only.
 
@@ -65,7 +66,7 @@ def lanczos_eigenpairs(
     Lanczos recurrence with full reorthogonalization, all in lock step from
     the same fixed start vector (results do not depend on a random state),
     until the residual of its largest Ritz pair is within
-    :data:`LANCZOS_RTOL` of its value, its Krylov space is exhausted, or
+    ``rtol`` (:data:`LANCZOS_RTOL`) of its value, its Krylov space is exhausted, or
     after ``steps`` steps (:data:`LANCZOS_STEPS`; :data:`ROUGH_STEPS` for a
     rough estimate). The Ritz value never exceeds the
     eigenvalue; on spectra without a gap at the top (noise) it may stop
@@ -81,11 +82,11 @@ def lanczos_eigenpairs(
     group = max(1, BASIS_BUDGET // ((steps + 1) * d))
     for first in range(0, m, group):
         index = np.arange(first, min(m, first + group))
-        N[index], values[index], axes[index] = _lanczos_group(apply, index, start, steps)
+        N[index], values[index], axes[index] = _lanczos_group(apply, index, start, steps, rtol)
     return N, values, signed(axes)
 
 
-def _lanczos_group(apply, index, start, steps):
+def _lanczos_group(apply, index, start, steps, rtol):
     """:func:`lanczos_eigenpairs` for the centers ``index``."""
     g, d = index.size, start.size
     Q = np.zeros((g, steps + 1, d))
@@ -113,7 +114,7 @@ def _lanczos_group(apply, index, start, steps):
             lam, Y = np.linalg.eigh(T[c, : j + 1, : j + 1])
             values[c] = max(lam[-1], 0.0)
             scale = max(abs(lam[-1]), abs(lam[0]))
-            converged = beta * abs(Y[-1, -1]) <= LANCZOS_RTOL * scale
+            converged = beta * abs(Y[-1, -1]) <= rtol * scale
             # converged, the Krylov space exhausted, or the last step
             if converged or beta <= 1e-14 * scale or j + 1 == steps:
                 running[c] = False

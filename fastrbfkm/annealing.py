@@ -35,6 +35,7 @@ from ._tunables import (
     SOFTMAX_HARD_TOL,
     SPLIT_MARGIN,
     SPLIT_OPENING_GROWTH,
+    SPLIT_RTOL,
     TAIL_STEPS,
 )
 from ._validation import (
@@ -629,7 +630,8 @@ def candidates(
     """
     chosen = np.flatnonzero(active)
     A = np.ascontiguousarray(C[chosen])
-    (_, spread, axes), (mass, cell_spread, _) = principal(rows, A, sigma, mode, cells=True)
+    found = principal(rows, A, sigma, mode, cells=True, rtol=SPLIT_RTOL)
+    (_, spread, axes), (mass, cell_spread, _) = found
     factor = np.sqrt(2.0) if mode == K.ENTMAX15 else 1.0
     gain = mass * cell_spread
     wanted = np.argsort(-gain, kind="stable")[: int(np.count_nonzero(~active))]
