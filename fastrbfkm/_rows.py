@@ -760,9 +760,12 @@ def take_csr(X: K.CSR, index: np.ndarray) -> K.CSR:
     return K.CSR(X.data[take], X.indices[take], indptr, X.n_cols)
 
 
-def in_memory(X, w: np.ndarray) -> InMemoryRows:
-    """The rows source of data in memory: dense, or CSR."""
-    return SparseRows(X, w) if isinstance(X, K.CSR) else InMemoryRows(X, w)
+def in_memory(X, w: np.ndarray, sphere: bool = False) -> InMemoryRows:
+    """The rows source of data in memory: dense, or CSR; ``sphere``: rows
+    already at unit length, centers kept on the sphere (:attr:`Rows.sphere`)."""
+    rows = SparseRows(X, w) if isinstance(X, K.CSR) else InMemoryRows(X, w)
+    rows.sphere = sphere
+    return rows
 
 
 def annealing_sample(rows: Rows, m: int, key: int) -> InMemoryRows:
@@ -770,14 +773,15 @@ def annealing_sample(rows: Rows, m: int, key: int) -> InMemoryRows:
     distinct rows drawn as by :meth:`Rows.draw`, each weighing ``weight / m``
     (the sample stands for the whole mass); else every row with its own
     weight (the source itself when it is in memory already). A CSR matrix's
-    sample stays sparse (its drawn rows' slices)."""
+    sample stays sparse (its drawn rows' slices). The sample is on the
+    sphere when the source is."""
     if isinstance(rows, InMemoryRows) and rows.n <= m:
         return rows
     if isinstance(rows, SparseRows):
         keys = draw_keys(rows.w, 0, rows.n, key)
         index = np.sort(np.argsort(-keys, kind="stable")[:m])
-        return SparseRows(take_csr(rows.X, index), np.full(m, rows.weight / m))
+        return in_memory(take_csr(rows.X, index), np.full(m, rows.weight / m), rows.sphere)
     X, weights = rows.draw_weighted(min(m, rows.n), key)
     if rows.n > m:
         weights = np.full(m, rows.weight / m)
-    return InMemoryRows(X, weights)
+    return in_memory(X, weights, rows.sphere)

@@ -276,7 +276,7 @@ class MiniBatchRBFKMeans(BaseRBFKMeans):
         ewa, best, stale, hard = 0.0, np.inf, 0, 0
         for _ in range(steps):
             Xb, wb = rows.batch(batch, rng)
-            summary, shift = self._step(in_memory(Xb, wb))
+            summary, shift = self._step(in_memory(Xb, wb, rows.sphere))
             if self._annealing:
                 continue
             hard += 1
@@ -350,7 +350,7 @@ class MiniBatchRBFKMeans(BaseRBFKMeans):
         k = int(self.n_clusters)
         size = self.init_size or max(3 * int(self.batch_size), 3 * k)
         Xs, ws = rows.batch(min(int(size), max(rows.n, k)), rng)
-        probe = in_memory(Xs, ws)
+        probe = in_memory(Xs, ws, rows.sphere)
         mode = ASSIGNMENTS[self.assignment]
         self._rng = rng
         self._probe = probe

@@ -229,3 +229,16 @@ def test_huge_and_tiny_rows_have_directions(dtype):
         RBFKMeans(3, metric="cosine").fit(bad)
     with pytest.raises(ValueError, match="X contains NaN"):
         fk.squared_distances(bad, X[:2], metric="cosine")
+
+
+def test_the_annealing_sample_and_the_batches_stay_on_the_sphere():
+    """The rows sources made from a cosine source (the annealing's sample of
+    a large fit, a mini-batch) keep its sphere: every annealed center is a
+    unit vector."""
+    X, _ = directions(n=3000, d=5, k=4)
+    km = RBFKMeans(4, metric="cosine", anneal_size=500, record_path=True, random_state=0).fit(X)
+    norms = np.linalg.norm(km.path_.centers, axis=2)
+    np.testing.assert_allclose(norms, 1.0, atol=1e-12)
+    batches = MiniBatchRBFKMeans(4, metric="cosine", batch_size=256, full_step=False)
+    batches.fit(X)
+    np.testing.assert_allclose(np.linalg.norm(batches.cluster_centers_, axis=1), 1.0, atol=1e-12)
