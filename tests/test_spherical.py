@@ -242,3 +242,16 @@ def test_the_annealing_sample_and_the_batches_stay_on_the_sphere():
     batches = MiniBatchRBFKMeans(4, metric="cosine", batch_size=256, full_step=False)
     batches.fit(X)
     np.testing.assert_allclose(np.linalg.norm(batches.cluster_centers_, axis=1), 1.0, atol=1e-12)
+
+
+def test_partial_fit_on_the_sphere():
+    X, _ = directions(n=2000, d=6, k=3, spread=0.15)
+    model = MiniBatchRBFKMeans(3, metric="cosine", random_state=0)
+    for start in range(0, len(X), 250):
+        model.partial_fit(X[start : start + 250] * 7.0)  # lengths do not matter
+    np.testing.assert_allclose(np.linalg.norm(model.cluster_centers_, axis=1), 1.0, atol=1e-12)
+    cos = naive.cosine_distances(X[-250:], model.cluster_centers_)
+    np.testing.assert_array_equal(model.labels_, cos.argmin(axis=1))
+    assert model.score(X) == pytest.approx(
+        -naive.cosine_distances(X, model.cluster_centers_).min(axis=1).sum(), rel=1e-9
+    )
