@@ -158,7 +158,7 @@ def _race(tmp_path, lock):
         subprocess.Popen([sys.executable, "-c", RACE, str(folder), lock, name])
         for name in ("float32", "float64")
     ]
-    assert [racer.wait(timeout=600) for racer in racers] == [0, 0]
+    assert [racer.wait(timeout=3600) for racer in racers] == [0, 0]
     from numba.core.caching import IndexDataCacheFile
 
     cache = IndexDataCacheFile(str(folder), "kernel", "stamp")
