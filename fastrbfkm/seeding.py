@@ -117,9 +117,10 @@ def greedy_seeds(X: np.ndarray, w: np.ndarray, uniforms: np.ndarray) -> np.ndarr
     k, trials = uniforms.shape
     seeds = np.empty(k, dtype=np.int64)
     closest = np.empty(n)
+    mu, norms = K.seeding_norms(X)
     step = max(1, SEEDING_CALL_WORK // (n * trials * d))
     for first in range(0, k, step):
-        K.kmeans_plusplus(X, w, seeds, first, min(k, first + step), uniforms, closest)
+        K.kmeans_plusplus(X, w, mu, norms, seeds, first, min(k, first + step), uniforms, closest)
     return seeds
 
 

@@ -1,7 +1,8 @@
-"""Greedy k-means++'s kernel: its block distances (dense rows summed across
-the rows in SIMD lanes, CSR rows one at a time) choose the seeds, and leave
-the closest distances, of the plain row-at-a-time kernel bit for bit, both
-dtypes, dense and CSR, odd sizes; and the seeds of naive.py."""
+"""Greedy k-means++'s kernel: its block distances (dense rows as one BLAS
+product, or for a few features summed across the rows in SIMD lanes, CSR
+rows one at a time) choose the seeds, and leave the closest distances, of
+the plain row-at-a-time kernel (bit for bit, but for the BLAS product's
+rounding), both dtypes, dense and CSR, odd sizes; and the seeds of naive.py."""
 
 import numpy as np
 import pytest
@@ -11,7 +12,8 @@ from scipy import sparse
 import fastrbfkm._kernels.seeding as seeding
 from fastrbfkm import _kernels as K
 from fastrbfkm._kernels.chunks import BLOCK_ROWS, MIN_CHUNK_ROWS, chunk_bounds, n_chunks
-from fastrbfkm._kernels.layout import dims, row_norms, seed_rows, to_seed
+from fastrbfkm._kernels.dense import SEED_DIRECT_MAX_D
+from fastrbfkm._kernels.layout import dims, seed_norms, seed_rows, to_seed
 from fastrbfkm._validation import as_csr
 
 from . import naive
@@ -21,6 +23,7 @@ SHAPES = [  # (n, d, k)
     (1, 1, 1),
     (5003, 1, 17),  # several chunks, the last one short
     (5003, 3, 2),
+    (5003, SEED_DIRECT_MAX_D + 1, 9),  # the fewest features of the BLAS product
     (BLOCK_ROWS + 1, 64, 5),  # one full block and a row
     (2 * MIN_CHUNK_ROWS + 77, 64, 17),
     (MIN_CHUNK_ROWS + 77, 1500, 3),  # wide rows: blocks of block_rows(d) < BLOCK_ROWS rows
@@ -40,7 +43,7 @@ def row_at_a_time(X, w, k, uniforms):
     trials = uniforms.shape[1]
     chunks = n_chunks(n, trials)
     unit = w.shape[0] == 0
-    norms = row_norms(X)
+    mu, norms = seed_norms(X)
     cumulative = np.empty(n)
     acc = 0.0
     for i in range(n):
@@ -48,10 +51,11 @@ def row_at_a_time(X, w, k, uniforms):
         cumulative[i] = acc
     seeds = np.empty(k, dtype=np.int64)
     seeds[0] = _pick(cumulative, uniforms[0, 0] * cumulative[-1])
-    T, tnorm = seed_rows(X, seeds[:1])
+    T, tnorm = seed_rows(X, seeds[:1], mu)
     closest = np.empty(n)
     for i in range(n):
-        closest[i] = to_seed(X, i, norms, T, tnorm, 0)
+        closest[i] = to_seed(X, i, mu, norms, T, tnorm, 0)
+    closest[seeds[0]] = 0.0
     candidates = np.empty(trials, dtype=np.int64)
     partial = np.zeros((chunks, trials))
     for c in range(1, k):
@@ -61,13 +65,13 @@ def row_at_a_time(X, w, k, uniforms):
             cumulative[i] = acc
         for t in range(trials):
             candidates[t] = _pick(cumulative, uniforms[c, t] * cumulative[-1])
-        T, tnorm = seed_rows(X, candidates)
+        T, tnorm = seed_rows(X, candidates, mu)
         for b in range(chunks):
             start, stop = chunk_bounds(n, chunks, b)
             for t in range(trials):
                 acc = 0.0
                 for i in range(start, stop):
-                    best_d = min(closest[i], to_seed(X, i, norms, T, tnorm, t))
+                    best_d = min(closest[i], to_seed(X, i, mu, norms, T, tnorm, t))
                     acc += best_d if unit else w[i] * best_d
                 partial[b, t] = acc
         best = 0
@@ -81,7 +85,8 @@ def row_at_a_time(X, w, k, uniforms):
                 best = t
         seeds[c] = candidates[best]
         for i in range(n):
-            closest[i] = min(closest[i], to_seed(X, i, norms, T, tnorm, best))
+            closest[i] = min(closest[i], to_seed(X, i, mu, norms, T, tnorm, best))
+        closest[seeds[c]] = 0.0
     return seeds, closest
 
 
@@ -103,7 +108,7 @@ def seeded(kernel, Xk, w, uniforms):
     n = Xk.shape[0]
     seeds = np.empty(uniforms.shape[0], dtype=np.int64)
     closest = np.empty(n)
-    kernel(Xk, w, seeds, 0, uniforms.shape[0], uniforms, closest)
+    kernel(Xk, w, *K.seeding_norms(Xk), seeds, 0, uniforms.shape[0], uniforms, closest)
     return seeds, closest
 
 
@@ -116,7 +121,11 @@ def test_seeds_and_closest_are_those_of_a_row_at_a_time(shape, layout, weighted,
     seeds, closest = seeded(K.kmeans_plusplus, Xk, w, uniforms)
     ref_seeds, ref_closest = row_at_a_time(Xk, w, k, uniforms)
     np.testing.assert_array_equal(seeds, ref_seeds)
-    np.testing.assert_array_equal(closest, ref_closest)  # bit for bit
+    if layout == "csr" or d <= SEED_DIRECT_MAX_D:
+        np.testing.assert_array_equal(closest, ref_closest)  # bit for bit
+    else:  # the BLAS product sums in its own order
+        scale = np.abs(ref_closest).max()
+        np.testing.assert_allclose(closest, ref_closest, rtol=1e-12, atol=1e-12 * scale)
     if layout == "dense" or dtype == np.float64:
         # CSR float32: the expansion's rounding may pick another of two near-equal candidates
         expected = naive.kmeans_plusplus(X, w if weighted else None, k, uniforms)
@@ -141,14 +150,45 @@ def recomputing():
 
 
 @pytest.mark.parametrize(
-    "layout, dtype", [("dense", np.float32), ("dense", np.float64), ("csr", np.float64)]
+    "layout, dtype, d",
+    [
+        ("dense", np.float32, 5),
+        ("dense", np.float64, 5),
+        ("dense", np.float32, 2 * SEED_DIRECT_MAX_D),
+        ("csr", np.float64, 5),
+    ],
 )
-def test_recomputing_the_winners_distances_is_keeping_them(recomputing, layout, dtype):
-    Xk, _, w, uniforms = problem(2 * MIN_CHUNK_ROWS + 77, 5, 17, dtype, layout, True)
+def test_recomputing_the_winners_distances_is_keeping_them(recomputing, layout, dtype, d):
+    Xk, _, w, uniforms = problem(2 * MIN_CHUNK_ROWS + 77, d, 17, dtype, layout, True)
     seeds, closest = seeded(recomputing, Xk, w, uniforms)
     kept_seeds, kept_closest = seeded(K.kmeans_plusplus, Xk, w, uniforms)
-    np.testing.assert_array_equal(seeds, kept_seeds)
-    np.testing.assert_array_equal(closest, kept_closest)
     ref_seeds, ref_closest = row_at_a_time(Xk, w, uniforms.shape[0], uniforms)
+    np.testing.assert_array_equal(seeds, kept_seeds)
     np.testing.assert_array_equal(seeds, ref_seeds)
-    np.testing.assert_array_equal(closest, ref_closest)
+    if d <= SEED_DIRECT_MAX_D:
+        np.testing.assert_array_equal(closest, kept_closest)
+        np.testing.assert_array_equal(closest, ref_closest)
+    else:  # a product of one candidate rounds as it will, not as the product of all
+        for other in (kept_closest, ref_closest):
+            np.testing.assert_allclose(closest, other, rtol=1e-12, atol=1e-12 * other.max())
+
+
+@pytest.mark.parametrize("offset", [0.0, 1e4, -3e7])
+def test_the_product_measures_far_from_the_origin(offset, dtype):
+    """The BLAS product's expansion is taken around the rows' mean, so rows
+    far from the origin keep distances accurate to their spread, not to
+    their magnitude: one seed lands in each tight cluster, and each seed's
+    own distance is exactly zero."""
+    rng = np.random.default_rng(5)
+    d, k = 2 * SEED_DIRECT_MAX_D, 6
+    centers = rng.normal(size=(k, d)) * 50.0
+    X = (np.repeat(centers, 200, axis=0) + rng.normal(size=(200 * k, d))).astype(dtype)
+    X = (X.astype(np.float64) + offset).astype(dtype)
+    uniforms = rng.random((k, 2 + int(np.log(k))))
+    seeds, closest = seeded(K.kmeans_plusplus, X, np.empty(0), uniforms)
+    assert sorted(seeds // 200) == list(range(k))
+    assert np.all(closest[seeds] == 0.0)
+    X64 = X.astype(np.float64)
+    nearest = np.min([((X64 - X64[s]) ** 2).sum(axis=1) for s in seeds], axis=0)
+    spread = np.median(nearest)
+    np.testing.assert_allclose(closest, nearest, rtol=1e-6, atol=1e-6 * spread)

@@ -123,7 +123,7 @@ def test_passes_of_a_fit_match_reference(n, d, k, dtype):
     close(U, U_ref, dtype, float(np.abs(U_ref).max()) + 1.0)
     uniforms = rng.random((k, 3))
     seeds = np.empty(k, dtype=np.int64)
-    K.kmeans_plusplus(Xs, w, seeds, 0, k, uniforms, np.empty(n))
+    K.kmeans_plusplus(Xs, w, *K.seeding_norms(Xs), seeds, 0, k, uniforms, np.empty(n))
     if dtype == np.float64:  # float32 rounding may pick another of two near-equal candidates
         np.testing.assert_array_equal(seeds, naive.kmeans_plusplus(X, w, k, uniforms))
     np.testing.assert_array_equal(K.take_rows(Xs, seeds), X[seeds])

@@ -125,13 +125,19 @@ scatter_apply = _entry(
 entmax15_backward = _entry(_rows_by_columns, entmax.entmax15_backward)
 softmax_backward = _entry(_rows_by_columns, softmax.softmax_backward)
 kmeans_plusplus = _entry(
-    lambda X, w, seeds, first, last, uniforms, closest: (
+    lambda X, w, mu, norms, seeds, first, last, uniforms, closest: (
         X.shape[0],
         (last - first) * uniforms.shape[1] * X.shape[1],
     ),
     seeding.kmeans_plusplus,
 )
 _transfer_sweeps = deferring_interrupts(transfers.transfer_sweeps)  # sequential
+_seeding_norms = deferring_interrupts(seeding.seeding_norms)  # sequential, one pass
+
+
+@functools.wraps(_seeding_norms)
+def seeding_norms(X):
+    return _seeding_norms(read_only(X))
 
 
 @functools.wraps(_transfer_sweeps)
@@ -167,6 +173,7 @@ __all__ = [
     "responsibilities",
     "row_block",
     "scatter_apply",
+    "seeding_norms",
     "softmax_backward",
     "squared_distances",
     "stats_and_reconstruction",

@@ -125,67 +125,145 @@ def project_row(X, i, C, j, v, cv, coef, U, diff):
     return 0.0
 
 
-@njit(cache=True)
-def row_norms(X):
-    """Nothing: dense distances to seeds are summed differences."""
-    return np.empty(0)
+#: Up to this many features, a dense row's distances to the seeding's
+#: candidates are summed float64 differences (:func:`seed_distances`), exact;
+#: from more on, the expansion with one float64 BLAS product per block.
+SEED_DIRECT_MAX_D = 8
 
 
 @njit(cache=True)
-def seed_rows(X, index):
-    """``(T, tnorm)``: the rows ``X[index]`` (copied) and no norms."""
-    T = np.empty((index.shape[0], X.shape[1]), dtype=X.dtype)
-    for r in range(index.shape[0]):
+def seed_norms(X):
+    """``(mu, norms)`` for greedy k-means++: the rows' mean and the squared
+    norms of the rows shifted by it, float64; both empty for rows of at
+    most :data:`SEED_DIRECT_MAX_D` features (summed differences need
+    neither)."""
+    n, d = X.shape
+    if d <= SEED_DIRECT_MAX_D:
+        return np.empty(0), np.empty(0)
+    mu = np.zeros(d)
+    for i in range(n):
+        for t in range(d):
+            mu[t] += X[i, t]
+    mu /= max(n, 1)
+    norms = np.empty(n)
+    for i in range(n):
+        acc = 0.0
+        for t in range(d):
+            v = X[i, t] - mu[t]
+            acc += v * v
+        norms[i] = acc
+    return mu, norms
+
+
+@njit(cache=True)
+def seed_rows(X, index, mu):
+    """``(T, tnorm)``: the rows ``X[index]`` minus ``mu``, transposed to
+    ``(d, len(index))``, float64, and their squared norms (as given and no
+    norms when ``mu`` is empty)."""
+    m, d = index.shape[0], X.shape[1]
+    T = np.empty((d, m))
+    if mu.shape[0] == 0:
+        for r in range(m):
+            for t in range(d):
+                T[t, r] = X[index[r], t]
+        return T, np.empty(0)
+    tnorm = np.empty(m)
+    for r in range(m):
+        acc = 0.0
+        for t in range(d):
+            v = X[index[r], t] - mu[t]
+            T[t, r] = v
+            acc += v * v
+        tnorm[r] = acc
+    return T, tnorm
+
+
+@njit(cache=True)
+def to_seed(X, i, mu, norms, T, tnorm, r):
+    """``||X[i] - c_r||^2`` in float64 for the candidate ``T[:, r]``, row
+    by row: summed from the differences when ``mu`` is empty, else ``||x -
+    mu||^2 - 2 (x - mu).t + ||t||^2`` clamped at zero (what
+    :func:`seed_distances` computes, up to the rounding of the BLAS
+    product)."""
+    acc = 0.0
+    if mu.shape[0] == 0:
         for t in range(X.shape[1]):
-            T[r, t] = X[index[r], t]
-    return T, np.empty(0)
-
-
-@njit(cache=True)
-def to_seed(X, i, norms, T, tnorm, r):
-    """``||X[i] - T[r]||^2`` in float64, summed from the differences."""
-    return row_sqdist(X, i, T, r)
+            diff = np.float64(X[i, t]) - T[t, r]
+            acc += diff * diff
+        return acc
+    for t in range(X.shape[1]):
+        acc += (X[i, t] - mu[t]) * T[t, r]
+    s = norms[i] + tnorm[r] - 2.0 * acc
+    return s if s > 0.0 else 0.0
 
 
 #: Padding of a row of :func:`seed_distances`'s transposed block (float64
 #: entries): rows a power of two apart (256 rows: 2 KiB) put the loads of
-#: ``xt`` at the same 4 KiB offsets as the stores to ``out``, false
-#: store-to-load dependencies that took about twice the time.
+#: the block at the same 4 KiB offsets as the stores of the distances,
+#: false store-to-load dependencies that took about twice the time.
 SEED_PAD = 8
 
 
 @njit(cache=True)
 def seed_buffers(X, trials):
-    """Per-chunk work arrays of :func:`seed_distances`: ``(xt, out)``, the
-    block transposed ``(d, block_rows(d) + SEED_PAD)`` and the distances
-    ``(trials, block_rows(d))``, float64."""
+    """Per-chunk work arrays of :func:`seed_distances`, float64: ``(buf,
+    work, out)``, the distances ``out``, ``(trials, block_rows(d))``; for
+    summed differences the block transposed, ``buf``, ``(d, block_rows(d) +
+    SEED_PAD)`` (``work`` empty); for the BLAS product the shifted block,
+    ``buf``, ``(block_rows(d), d)``, and its product with the candidates,
+    ``work``, ``(block_rows(d), trials)``."""
     rows = block_rows(X.shape[1])
-    return np.empty((X.shape[1], rows + SEED_PAD)), np.empty((trials, rows))
+    d = X.shape[1]
+    out = np.empty((trials, rows))
+    if d <= SEED_DIRECT_MAX_D:
+        return np.empty((d, rows + SEED_PAD)), np.empty((0, 0)), out
+    return np.empty((rows, d)), np.empty((rows, trials)), out
 
 
 @njit(cache=True)
-def seed_distances(X, start, stop, norms, T, tnorm, r0, r1, xt, out):
+def seed_distances(X, start, stop, mu, norms, T, tnorm, buf, work, out):
     """:func:`to_seed` of rows ``start:stop`` (at most ``block_rows(d)``)
-    to the candidates ``T[r0:r1]``, into ``out[:r1-r0, :stop-start]``.
+    to every candidate (column) of ``T``, into ``out[:, :stop-start]``.
 
-    The same float64 operations in the same order as :func:`to_seed` (so
-    the same bits), but with the block transposed into ``xt`` so that every
-    step runs across the rows in SIMD lanes (summed over t a row at a time,
-    the sum is a chain in strict floating point that does not vectorize).
-    The features go outermost so that a row of ``xt`` is read from L1 for
-    all the candidates. ``xt``, ``out`` from :func:`seed_buffers`.
+    With ``mu`` empty (at most :data:`SEED_DIRECT_MAX_D` features), the
+    same float64 differences in the same order as :func:`to_seed` (so the
+    same bits), the block transposed into ``buf`` so that every step runs
+    across the rows in SIMD lanes (summed over t a row at a time, the sum is
+    a chain in strict floating point that does not vectorize), the features
+    outermost so that a row of the block is read from L1 for all the
+    candidates. Otherwise the expansion around ``mu``, its cross terms one
+    float64 BLAS product ``work = buf @ T`` of the shifted block (rows past
+    ``stop`` zero-filled) and the candidates, both C-ordered (the form
+    OpenBLAS's small-matrix kernels take at twice the speed of a transposed
+    one): the distances of the data as given up to float64 rounding, at the
+    cost of a Lloyd pass's product. Buffers from :func:`seed_buffers`.
     """
     d = X.shape[1]
     m = stop - start
+    trials = T.shape[1]
+    if mu.shape[0] == 0:
+        for i in range(m):
+            for t in range(d):
+                buf[t, i] = X[start + i, t]
+        for r in range(trials):
+            for i in range(m):
+                out[r, i] = 0.0
+        for t in range(d):
+            for r in range(trials):
+                c = T[t, r]
+                for i in range(m):
+                    diff = buf[t, i] - c
+                    out[r, i] += diff * diff
+        return
     for i in range(m):
         for t in range(d):
-            xt[t, i] = X[start + i, t]
-    for r in range(r1 - r0):
-        for i in range(m):
-            out[r, i] = 0.0
-    for t in range(d):
-        for r in range(r1 - r0):
-            c = np.float64(T[r0 + r, t])
-            for i in range(m):
-                diff = xt[t, i] - c
-                out[r, i] += diff * diff
+            buf[i, t] = X[start + i, t] - mu[t]
+    for i in range(m, buf.shape[0]):
+        for t in range(d):
+            buf[i, t] = 0.0
+    np.dot(buf, T, work)
+    for i in range(m):
+        ni = norms[start + i]
+        for r in range(trials):
+            s = ni + tnorm[r] - 2.0 * work[i, r]
+            out[r, i] = s if s > 0.0 else 0.0

@@ -10,7 +10,7 @@ import numpy as np
 from numba import njit, prange
 
 from .chunks import chunk_bounds, n_chunks
-from .layout import dims, row_norms, rows_per_block, seed_buffers, seed_distances, seed_rows
+from .layout import dims, rows_per_block, seed_buffers, seed_distances, seed_norms, seed_rows
 
 #: Up to this many distances of the rows to a step's candidates (n times
 #: trials, float64: 64 MiB), they are kept from the trials to update each
@@ -34,23 +34,32 @@ def _cumulative_weights(w, out, unit):
 
 
 @njit(cache=True)
-def _closest_to(X, start, stop, norms, T, tnorm, r, closest, replace):
+def _closest_to(X, start, stop, mu, norms, T, tnorm, closest, replace):
     """Rows ``start:stop``'s ``closest`` lowered to their distance to the
-    candidate ``T[r]`` (set to it with ``replace``), a block at a time."""
+    one candidate of ``T`` (set to it with ``replace``), a block at a time."""
     block = rows_per_block(X)
-    xt, D = seed_buffers(X, 1)
+    buf, work, D = seed_buffers(X, 1)
     for lo in range(start, stop, block):
         hi = min(stop, lo + block)
-        seed_distances(X, lo, hi, norms, T, tnorm, r, r + 1, xt, D)
+        seed_distances(X, lo, hi, mu, norms, T, tnorm, buf, work, D)
         for i in range(hi - lo):
             closest[lo + i] = D[0, i] if replace else min(closest[lo + i], D[0, i])
 
 
+@njit(cache=True)
+def seeding_norms(X):
+    """``(mu, norms)`` that :func:`kmeans_plusplus` takes: the shift of the
+    rows and their squared norms around it (:func:`~.layout.seed_norms`),
+    computed once for all the calls of one seeding."""
+    return seed_norms(X)
+
+
 @njit(cache=True, parallel=True)
-def kmeans_plusplus(X, w, seeds, first, last, uniforms, closest):
+def kmeans_plusplus(X, w, mu, norms, seeds, first, last, uniforms, closest):
     """Seeds ``first .. last - 1`` of greedy k-means++, into ``seeds``.
 
-    ``w`` are float64 weights (length n, or 0 for unit weights); ``uniforms``
+    ``w`` are float64 weights (length n, or 0 for unit weights); ``mu``,
+    ``norms`` from :func:`seeding_norms`; ``uniforms``
     is ``(k, trials)`` of U[0, 1) draws: ``uniforms[0, 0]`` picks the first
     seed with probability proportional to ``w``, row ``c`` the ``trials``
     candidates for seed ``c`` (with probability proportional to ``w`` times
@@ -61,27 +70,30 @@ def kmeans_plusplus(X, w, seeds, first, last, uniforms, closest):
     to be handled between them) with the result of a single call.
 
     The candidates of a step are copied out first (:func:`~.layout.seed_rows`,
-    dense), so that a CSR row's distance to one is a gather over its
+    dense, float64), so that a CSR row's distance to one is a gather over its
     nonzeros (:func:`~.layout.to_seed`). A block of rows' distances to them
-    are one step (:func:`~.layout.seed_distances`: for dense rows, summed
-    across the rows in SIMD lanes), with the bits of one row at a time; each
-    trial's potential is still summed row by row in the fixed chunk order.
-    Up to :data:`KEEP_ENTRIES`, the distances are kept for the winner's update.
+    are one step (:func:`~.layout.seed_distances`: for dense rows, one float64
+    BLAS product of the block shifted by the rows' mean, or for a few
+    features exact differences summed across the rows in SIMD lanes); each
+    trial's potential is summed row by row in the fixed chunk order. Up to
+    :data:`KEEP_ENTRIES`, the distances are kept for the winner's update. A
+    seed's own distance is set to zero (the product may leave a rounding
+    residue), so that it is never drawn again.
     """
     n = dims(X)[0]
     trials = uniforms.shape[1]
     chunks = n_chunks(n, trials)
     unit = w.shape[0] == 0
     cumulative = np.empty(n)  # with closest: two float64 vectors of n, and the kept distances
-    norms = row_norms(X)
     block = rows_per_block(X)
     if first == 0:
         _cumulative_weights(w, cumulative, unit)
         seeds[0] = _pick(cumulative, uniforms[0, 0] * cumulative[-1])
-        T, tnorm = seed_rows(X, seeds[:1])
+        T, tnorm = seed_rows(X, seeds[:1], mu)
         for b in prange(chunks):
             start, stop = chunk_bounds(n, chunks, b)
-            _closest_to(X, start, stop, norms, T, tnorm, 0, closest, True)
+            _closest_to(X, start, stop, mu, norms, T, tnorm, closest, True)
+        closest[seeds[0]] = 0.0
     keep = n * trials <= KEEP_ENTRIES
     kept = np.empty((trials, n if keep else 0))
     candidates = np.empty(trials, dtype=np.int64)
@@ -94,14 +106,14 @@ def kmeans_plusplus(X, w, seeds, first, last, uniforms, closest):
         potential = cumulative[-1]
         for t in range(trials):
             candidates[t] = _pick(cumulative, uniforms[c, t] * potential)
-        T, tnorm = seed_rows(X, candidates)
+        T, tnorm = seed_rows(X, candidates, mu)
         for b in prange(chunks):
             start, stop = chunk_bounds(n, chunks, b)
-            xt, D = seed_buffers(X, trials)
+            buf, work, D = seed_buffers(X, trials)
             sums = np.zeros(trials)
             for lo in range(start, stop, block):
                 hi = min(stop, lo + block)
-                seed_distances(X, lo, hi, norms, T, tnorm, 0, trials, xt, D)
+                seed_distances(X, lo, hi, mu, norms, T, tnorm, buf, work, D)
                 for i in range(hi - lo):
                     # each trial's sum over the rows in order, as a row at a time
                     ci = closest[lo + i]
@@ -129,6 +141,8 @@ def kmeans_plusplus(X, w, seeds, first, last, uniforms, closest):
             for i in prange(n):
                 closest[i] = min(closest[i], kept[best, i])
         else:
+            W, wnorm = seed_rows(X, seeds[c : c + 1], mu)
             for b in prange(chunks):
                 start, stop = chunk_bounds(n, chunks, b)
-                _closest_to(X, start, stop, norms, T, tnorm, best, closest, False)
+                _closest_to(X, start, stop, mu, norms, W, wnorm, closest, False)
+        closest[seeds[c]] = 0.0

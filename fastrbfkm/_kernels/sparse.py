@@ -242,20 +242,20 @@ def project_row(X, i, C, j, v, cv, coef, U, diff):
 
 
 @njit(cache=True)
-def row_norms(X):
-    """Squared norms of the rows, float64."""
+def seed_norms(X):
+    """``(mu, norms)``: no shift (empty) and the rows' squared norms, float64."""
     n = X.indptr.shape[0] - 1
     norms = np.zeros(n)
     for i in range(n):
         for p in range(X.indptr[i], X.indptr[i + 1]):
             norms[i] += np.float64(X.data[p]) * X.data[p]
-    return norms
+    return np.empty(0), norms
 
 
 @njit(cache=True)
-def seed_rows(X, index):
+def seed_rows(X, index, mu):
     """``(T, tnorm)``: the rows ``X[index]`` densified (float64) and their
-    squared norms."""
+    squared norms (``mu`` unused: CSR rows are not shifted)."""
     T = np.zeros((index.shape[0], X.n_cols))
     tnorm = np.zeros(index.shape[0])
     for r in range(index.shape[0]):
@@ -267,7 +267,7 @@ def seed_rows(X, index):
 
 
 @njit(cache=True)
-def to_seed(X, i, norms, T, tnorm, r):
+def to_seed(X, i, mu, norms, T, tnorm, r):
     """``||X[i] - T[r]||^2`` in float64 as ``||x||^2 - 2 x.t + ||t||^2``
     (clamped at zero), the cross term gathered over the row's nonzeros."""
     cross = 0.0
@@ -279,17 +279,18 @@ def to_seed(X, i, norms, T, tnorm, r):
 
 @njit(cache=True)
 def seed_buffers(X, trials):
-    """``(xt, out)``: no copy of the rows, ``(trials, BLOCK_ROWS)`` distances."""
-    return np.empty((X.n_cols, 0)), np.empty((trials, BLOCK_ROWS))
+    """``(buf, work, out)``: no copy of the rows, no work array,
+    ``(trials, BLOCK_ROWS)`` distances."""
+    return np.empty((0, X.n_cols)), np.empty((0, 0)), np.empty((trials, BLOCK_ROWS))
 
 
 @njit(cache=True)
-def seed_distances(X, start, stop, norms, T, tnorm, r0, r1, xt, out):
-    """:func:`to_seed` of rows ``start:stop`` to the candidates ``T[r0:r1]``
-    into ``out[:r1-r0, :stop-start]``, row by row (``xt`` unused)."""
-    for r in range(r1 - r0):
+def seed_distances(X, start, stop, mu, norms, T, tnorm, buf, work, out):
+    """:func:`to_seed` of rows ``start:stop`` to every candidate (row) of
+    ``T`` into ``out[:, :stop-start]``, row by row (``buf``, ``work`` unused)."""
+    for r in range(T.shape[0]):
         for i in range(stop - start):
-            out[r, i] = to_seed(X, start + i, norms, T, tnorm, r0 + r)
+            out[r, i] = to_seed(X, start + i, mu, norms, T, tnorm, r)
 
 
 @njit(cache=True)
