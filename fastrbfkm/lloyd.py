@@ -26,6 +26,7 @@ from ._tunables import (
     NEIGHBOURS,
     ONE_MOVE_ROUNDS,
     PARTNERS,
+    TRIAL_PATIENCE,
 )
 
 #: Used by the estimator and the paper's run; not part of the public API.
@@ -76,6 +77,7 @@ def run_lloyd(
     tol: float,
     measure: bool = True,
     report: Callable[[int, float, float], None] | None = None,
+    beat: float | None = None,
 ) -> LloydResult:
     """Lloyd's algorithm over a rows source.
 
@@ -89,20 +91,31 @@ def run_lloyd(
     inertia is then NaN and its counts empty. ``report(iteration, inertia,
     shift)``, when given, is called after every iteration (counted from 0)
     with the inertia at the centers it started from and the squared shift.
+
+    ``beat``, for a trial that only counts if it ends below this inertia:
+    the run gives up once its inertia is above ``beat`` by more than
+    :data:`TRIAL_PATIENCE` times its last iteration's decrease; the result's
+    inertia is then the last one measured (above ``beat``, and at least the
+    inertia of the result's centers), without the final pass.
     """
     n_iter = 0
     if rows.sphere:  # trial centers of the swap moves are placed off it
         C = project(C)
     bounds = rows.new_bounds(C.shape[0])
+    last = np.inf
     for n_iter in range(1, max_iter + 1):
         N, S, summary = rows.hard_stats(C, bounds)
         new = update_centers(rows, C, N, S)
         shift = float(((new.astype(np.float64) - C) ** 2).sum())
         C = new
+        inertia = float(summary[K.INERTIA])
         if report is not None:
-            report(n_iter - 1, float(summary[K.INERTIA]), shift)
+            report(n_iter - 1, inertia, shift)
         if shift <= tol:
             break
+        if beat is not None and inertia - beat > TRIAL_PATIENCE * (last - inertia):
+            return LloydResult(C, inertia, n_iter, np.zeros(0, dtype=np.int64))
+        last = inertia
     if not measure:
         return LloydResult(C, float("nan"), n_iter, np.zeros(0, dtype=np.int64))
     inertia, counts = rows.inertia(C)
@@ -123,7 +136,8 @@ def improve_by_swaps(
     ``candidates`` moves with the best expected net gain are tried in turn,
     those expected to lose too (the gain is a Gaussian model's; real cells
     are often better split than that), and the first that lowers the
-    inertia is kept; the search ends when none does, or after
+    inertia is kept (a trial's Lloyd run gives up once it is clearly losing:
+    ``beat`` of :func:`run_lloyd`); the search ends when none does, or after
     ``log2(k) + ONE_MOVE_ROUNDS`` rounds. Each trial costs only hard
     passes. On wide data the principal variances and axes are rough (a few
     Lanczos steps: lower bounds), enough to rank and place the moves that
@@ -163,10 +177,12 @@ def improve_by_swaps(
         np.fill_diagonal(net, -np.inf)
         order = np.argsort(-net, axis=None, kind="stable")
         improved = False
+        bar = best.inertia * (1.0 - MIN_SWAP_GAIN)
         for r, s in zip(*np.unravel_index(order[:candidates], net.shape), strict=True):
-            trial = run_lloyd(rows, _moved(C, [(r, s)], spread, axes, rows.dtype), max_iter, tol)
+            moved = _moved(C, [(r, s)], spread, axes, rows.dtype)
+            trial = run_lloyd(rows, moved, max_iter, tol, beat=bar)
             n_iter += trial.n_iter
-            if trial.inertia < best.inertia * (1.0 - MIN_SWAP_GAIN):
+            if trial.inertia < bar:
                 best, improved = trial, True
                 break
         if not improved:

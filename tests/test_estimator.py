@@ -441,6 +441,26 @@ def test_swaps_fix_a_misallocated_lloyd_fixed_point():
     np.testing.assert_array_equal(again.centers, better.centers)
 
 
+def test_a_trial_that_cannot_win_gives_up_and_one_that_can_runs_to_the_end():
+    from fastrbfkm._rows import InMemoryRows
+    from fastrbfkm.lloyd import run_lloyd
+
+    X = np.random.default_rng(3).uniform(size=(3000, 5))  # no clusters: Lloyd creeps
+    rows = InMemoryRows(X, np.empty(0))
+    C = X[:6].copy()
+    full = run_lloyd(rows, C, 300, 0.0)
+    assert full.n_iter > 20
+    bar = 0.95 * full.inertia  # out of reach
+    gave_up = run_lloyd(rows, C, 300, 0.0, beat=bar)
+    assert gave_up.n_iter < full.n_iter / 2
+    assert gave_up.inertia > bar
+    assert gave_up.inertia >= rows.inertia(gave_up.centers)[0]  # never claims less
+    # a bar the run is never above changes nothing
+    within = run_lloyd(rows, C, 300, 0.0, beat=rows.inertia(C)[0])
+    assert within.n_iter == full.n_iter and within.inertia == full.inertia
+    np.testing.assert_array_equal(within.centers, full.centers)
+
+
 def test_swaps_with_many_clusters_move_many_centers_a_round_within_a_bounded_cost():
     from fastrbfkm._rows import InMemoryRows
     from fastrbfkm._tunables import MANY_CLUSTERS
@@ -458,9 +478,9 @@ def test_swaps_with_many_clusters_move_many_centers_a_round_within_a_bounded_cos
     start = run_lloyd(rows, X[np.random.default_rng(0).choice(len(X), k, replace=False)], 300, 0.0)
     runs = []
 
-    def counted(*args):
+    def counted(*args, **kwargs):
         runs.append(args)
-        return run_lloyd(*args)
+        return run_lloyd(*args, **kwargs)
 
     import fastrbfkm.lloyd as lloyd
 
