@@ -93,33 +93,51 @@ def run_lloyd(
     with the inertia at the centers it started from and the squared shift.
 
     ``beat``, for a trial that only counts if it ends below this inertia:
-    the run gives up once its inertia is above ``beat`` by more than
-    :data:`TRIAL_PATIENCE` times its last iteration's decrease; the result's
-    inertia is then the last one measured (above ``beat``, and at least the
-    inertia of the result's centers), without the final pass.
+    the run gives up once its shrinking decreases will clearly not take it
+    below ``beat`` (:func:`_losing`); the result's inertia is then the last
+    one measured (above ``beat``, and at least the inertia of the result's
+    centers), without the final pass.
     """
     n_iter = 0
     if rows.sphere:  # trial centers of the swap moves are placed off it
         C = project(C)
     bounds = rows.new_bounds(C.shape[0])
-    last = np.inf
+    seen: list[float] = []  # the inertias so far
     for n_iter in range(1, max_iter + 1):
         N, S, summary = rows.hard_stats(C, bounds)
         new = update_centers(rows, C, N, S)
         shift = float(((new.astype(np.float64) - C) ** 2).sum())
         C = new
         inertia = float(summary[K.INERTIA])
+        seen.append(inertia)
         if report is not None:
             report(n_iter - 1, inertia, shift)
         if shift <= tol:
             break
-        if beat is not None and inertia - beat > TRIAL_PATIENCE * (last - inertia):
+        if beat is not None and _losing(seen, beat):
             return LloydResult(C, inertia, n_iter, np.zeros(0, dtype=np.int64))
-        last = inertia
     if not measure:
         return LloydResult(C, float("nan"), n_iter, np.zeros(0, dtype=np.int64))
     inertia, counts = rows.inertia(C)
     return LloydResult(C, inertia, n_iter, counts)
+
+
+def _losing(seen: list[float], beat: float) -> bool:
+    """Whether a Lloyd run whose inertias so far are ``seen`` will end above
+    ``beat``, by the shrinking of its decreases: once the last two
+    decreases each shrank (ratio ``q < 1``), the rest is taken to shrink as
+    the last did, ``d q / (1 - q)`` in all; the run is losing when its gap
+    to ``beat`` is more than :data:`TRIAL_PATIENCE` times that. The first
+    decrease (the moved centers settling) is never one of them, and
+    decreases that grow (a center crossing a cluster speeds up before it
+    settles) never count as losing."""
+    if len(seen) < 5 or seen[-1] <= beat:
+        return False
+    d0, d1, d2 = seen[-4] - seen[-3], seen[-3] - seen[-2], seen[-2] - seen[-1]
+    if not (d0 > d1 > d2 >= 0.0 and d1 > 0.0):
+        return False
+    q = d2 / d1
+    return seen[-1] - beat > TRIAL_PATIENCE * d2 * q / (1.0 - q)
 
 
 def improve_by_swaps(

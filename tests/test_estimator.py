@@ -461,6 +461,22 @@ def test_a_trial_that_cannot_win_gives_up_and_one_that_can_runs_to_the_end():
     np.testing.assert_array_equal(within.centers, full.centers)
 
 
+def test_a_trial_is_judged_losing_only_on_shrinking_decreases():
+    from fastrbfkm.lloyd import _losing
+
+    # A trial that settles, creeps, then speeds up as a center crosses a
+    # cluster and ends below the bar (a swap trial of a real fit, rounded).
+    winner = [84035, 78731, 78479, 78283, 78083, 77845, 77561, 77209, 76815, 76392, 75911,
+              75352, 74816, 74357, 73995, 73746, 73606, 73530, 73486, 73459, 73445]  # fmt: skip
+    bar = 73493.0
+    assert not any(_losing(winner[:j], bar) for j in range(1, len(winner) + 1))
+    # Decreases shrinking by half: at most 2 x the last one left, far above the bar.
+    loser = [1000.0 + 64.0 * 0.5**j for j in range(8)]
+    assert _losing(loser, 900.0)
+    assert not _losing(loser[:4], 900.0)  # the first decrease never counts
+    assert not _losing(loser, 1000.0 + 64.0 * 0.5**7 - 1e-9)  # within reach
+
+
 def test_swaps_with_many_clusters_move_many_centers_a_round_within_a_bounded_cost():
     from fastrbfkm._rows import InMemoryRows
     from fastrbfkm._tunables import MANY_CLUSTERS

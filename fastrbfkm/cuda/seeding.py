@@ -27,7 +27,10 @@ SEGMENT_ROWS = 8 if SIMULATOR else 1024
 
 @cuda.jit(device=True)
 def sqdist_rows(X, i, j):
-    """``||X[i] - X[j]||^2`` in float64, features in order (as the CPU)."""
+    """``||X[i] - X[j]||^2`` in float64, features in order: the CPU's
+    distances for up to ``SEED_DIRECT_MAX_D`` (8) features; from 9 on the
+    CPU takes the expansion around the rows' mean (a BLAS product), so a
+    draw between two near-equal candidates may go the other way."""
     acc = 0.0
     for t in range(X.shape[1]):
         diff = float(X[i, t]) - float(X[j, t])
