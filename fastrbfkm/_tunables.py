@@ -79,16 +79,17 @@ PARTNERS = 16
 #: A trial move is kept when it lowers the inertia by more than this
 #: (relative): below it, a "gain" may be rounding.
 MIN_SWAP_GAIN = 1e-12
-#: A one-move trial's Lloyd run stops once its last two decreases of the
+#: A one-move trial's Lloyd run stops once its last three decreases of the
 #: inertia each shrank and its gap to the inertia it must beat is more than
 #: this many times what the rest would add up to if the decreases kept
 #: shrinking at the last ratio (``lloyd._losing``). Losing trials on data
 #: without clusters crept on for 35-55 iterations. On the 42 problems of
 #: bench/fit_suite.py and bench/quality.py --sweep every default fit kept
-#: its inertia (one ended 2e-7 lower) with 14% fewer Lloyd iterations in
-#: all; the default fit of a 30000 x 300 uniform CSR matrix (k = 8, seeds
-#: 0-7) took 0.70-0.97 s against 0.84-2.64 s. Cutting on the last decrease
-#: alone (10 x) lost a swap trial that crept, then sped up, and won.
+#: its inertia with 10% fewer Lloyd iterations in all; the default fit of
+#: a 30000 x 300 uniform CSR matrix (k = 8, seeds 0-7) took 0.92-1.28 s
+#: against 0.84-2.64 s. Cutting on the last decrease alone (10 x) lost a
+#: swap trial that crept, then sped up, and won; judging after two
+#: shrinking decreases would have lost it had they shrunk once more.
 TRIAL_PATIENCE = 2.0
 
 # ------------------------------------------------- mini-batch annealing

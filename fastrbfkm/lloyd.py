@@ -124,20 +124,20 @@ def run_lloyd(
 
 def _losing(seen: list[float], beat: float) -> bool:
     """Whether a Lloyd run whose inertias so far are ``seen`` will end above
-    ``beat``, by the shrinking of its decreases: once the last two
-    decreases each shrank (ratio ``q < 1``), the rest is taken to shrink as
-    the last did, ``d q / (1 - q)`` in all; the run is losing when its gap
-    to ``beat`` is more than :data:`TRIAL_PATIENCE` times that. The first
-    decrease (the moved centers settling) is never one of them, and
-    decreases that grow (a center crossing a cluster speeds up before it
-    settles) never count as losing."""
-    if len(seen) < 5 or seen[-1] <= beat:
+    ``beat``, by the shrinking of its decreases: once the last three
+    decreases each shrank (the last by a ratio ``q < 1``), the rest is taken
+    to shrink as the last did, ``d q / (1 - q)`` in all; the run is losing
+    when its gap to ``beat`` is more than :data:`TRIAL_PATIENCE` times
+    that. The first decrease (the moved centers settling) is never one of
+    them, and decreases that grow (a center crossing a cluster speeds up
+    before it settles) never count as losing."""
+    if len(seen) < 6 or seen[-1] <= beat:
         return False
-    d0, d1, d2 = seen[-4] - seen[-3], seen[-3] - seen[-2], seen[-2] - seen[-1]
-    if not (d0 > d1 > d2 >= 0.0 and d1 > 0.0):
+    d = [a - b for a, b in zip(seen[-5:-1], seen[-4:], strict=True)]  # the last four decreases
+    if not (d[0] > d[1] > d[2] > d[3] >= 0.0):
         return False
-    q = d2 / d1
-    return seen[-1] - beat > TRIAL_PATIENCE * d2 * q / (1.0 - q)
+    q = d[3] / d[2]
+    return seen[-1] - beat > TRIAL_PATIENCE * d[3] * q / (1.0 - q)
 
 
 def improve_by_swaps(

@@ -18,6 +18,7 @@ from typing import Protocol
 import numpy as np
 
 from . import _kernels as K
+from ._threads import one_blas_thread
 from ._tunables import OVERSAMPLING, ROUNDS, SEEDING_CALL_WORK
 from ._validation import as_csr, as_float_array, check_generator, check_sample_weight, is_sparse
 
@@ -124,6 +125,7 @@ def greedy_seeds(X: np.ndarray, w: np.ndarray, uniforms: np.ndarray) -> np.ndarr
     return seeds
 
 
+@one_blas_thread
 def kmeans_plusplus(
     X, n_clusters: int, *, sample_weight=None, random_state=None
 ) -> tuple[np.ndarray, np.ndarray]:

@@ -173,22 +173,39 @@ def test_recomputing_the_winners_distances_is_keeping_them(recomputing, layout, 
             np.testing.assert_allclose(closest, other, rtol=1e-12, atol=1e-12 * other.max())
 
 
-@pytest.mark.parametrize("offset", [0.0, 1e4, -3e7])
-def test_the_product_measures_far_from_the_origin(offset, dtype):
+@pytest.mark.parametrize("offset", [0.0, 1e6, -3e7])
+def test_the_product_measures_far_from_the_origin(offset):
     """The BLAS product's expansion is taken around the rows' mean, so rows
     far from the origin keep distances accurate to their spread, not to
-    their magnitude: one seed lands in each tight cluster, and each seed's
-    own distance is exactly zero."""
+    their magnitude (float64: float32 coordinates multiply exactly in
+    float64 and would hide an expansion around the origin)."""
     rng = np.random.default_rng(5)
     d, k = 2 * SEED_DIRECT_MAX_D, 6
     centers = rng.normal(size=(k, d)) * 50.0
-    X = (np.repeat(centers, 200, axis=0) + rng.normal(size=(200 * k, d))).astype(dtype)
-    X = (X.astype(np.float64) + offset).astype(dtype)
+    X = np.repeat(centers, 200, axis=0) + rng.normal(size=(200 * k, d)) + offset
     uniforms = rng.random((k, 2 + int(np.log(k))))
     seeds, closest = seeded(K.kmeans_plusplus, X, np.empty(0), uniforms)
     assert sorted(seeds // 200) == list(range(k))
-    assert np.all(closest[seeds] == 0.0)
-    X64 = X.astype(np.float64)
-    nearest = np.min([((X64 - X64[s]) ** 2).sum(axis=1) for s in seeds], axis=0)
+    nearest = np.min([((X - X[s]) ** 2).sum(axis=1) for s in seeds], axis=0)
     spread = np.median(nearest)
     np.testing.assert_allclose(closest, nearest, rtol=1e-6, atol=1e-6 * spread)
+
+
+def test_duplicates_of_a_seed_are_never_drawn_far_from_the_mean():
+    """Rows equal to a seed are at exactly zero (the product's rounding
+    residue, about 1e-16 of their squared distance to the mean, would let
+    them be drawn again as duplicate seeds), and rows 1e-3 apart at 1e5
+    from the mean are still told apart."""
+    d = 2 * SEED_DIRECT_MAX_D
+    rng = np.random.default_rng(8)
+    axis = rng.normal(size=d)
+    axis *= 1e5 / np.linalg.norm(axis)
+    step = rng.normal(size=d)
+    step *= 1e-3 / np.linalg.norm(step)
+    points = np.array([axis, axis + step, -axis, -axis + step])
+    X = np.repeat(points, 500, axis=0)
+    for trial in range(20):
+        uniforms = np.random.default_rng(trial).random((4, 3))
+        seeds, closest = seeded(K.kmeans_plusplus, X, np.empty(0), uniforms)
+        assert sorted(seeds // 500) == [0, 1, 2, 3], trial
+        assert np.all(closest == 0.0)

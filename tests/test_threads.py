@@ -177,3 +177,28 @@ def test_openmp_threads_spin_briefly_unless_the_user_chose():
     # A wait policy or a spin count the user chose is theirs.
     assert _spin_count(dict(env, OMP_WAIT_POLICY="ACTIVE"))[1] == "30000000000"
     assert _spin_count(dict(env, GOMP_SPINCOUNT="12345")) == ("12345 None", "12345")
+
+
+def test_seeding_runs_blas_on_one_thread(monkeypatch):
+    """Greedy k-means++ forms dense distances as BLAS products inside its
+    parallel chunks: BLAS threads of its own there would oversubscribe the
+    cores and make the rounding depend on them, so the public entry point
+    limits BLAS to one thread, as the fits do."""
+    import numpy as np
+    from threadpoolctl import threadpool_info
+
+    import fastrbfkm as fk
+    from fastrbfkm import _kernels as K
+
+    seen = []
+    kernel = K.kmeans_plusplus
+
+    def spy(*args):
+        pools = threadpool_info()
+        seen.append({pool["num_threads"] for pool in pools if pool["user_api"] == "blas"})
+        return kernel(*args)
+
+    monkeypatch.setattr(K, "kmeans_plusplus", spy)
+    X = np.random.default_rng(0).normal(size=(500, 16))
+    fk.kmeans_plusplus(X, 5, random_state=0)
+    assert seen and all(threads == {1} for threads in seen)

@@ -179,12 +179,19 @@ def seed_rows(X, index, mu):
 
 
 @njit(cache=True)
+def _seed_rounding(d):
+    """A bound on the expansion's rounding, relative to ``||x - mu||^2 +
+    ||t||^2``: below it a distance is recomputed from the differences."""
+    return 4.0 * (d + 2) * np.finfo(np.float64).eps
+
+
+@njit(cache=True)
 def to_seed(X, i, mu, norms, T, tnorm, r):
     """``||X[i] - c_r||^2`` in float64 for the candidate ``T[:, r]``, row
     by row: summed from the differences when ``mu`` is empty, else ``||x -
-    mu||^2 - 2 (x - mu).t + ||t||^2`` clamped at zero (what
-    :func:`seed_distances` computes, up to the rounding of the BLAS
-    product)."""
+    mu||^2 - 2 (x - mu).t + ||t||^2``, or the shifted differences summed
+    when that is within rounding of zero (what :func:`seed_distances`
+    computes, up to the rounding of the BLAS product)."""
     acc = 0.0
     if mu.shape[0] == 0:
         for t in range(X.shape[1]):
@@ -194,7 +201,13 @@ def to_seed(X, i, mu, norms, T, tnorm, r):
     for t in range(X.shape[1]):
         acc += (X[i, t] - mu[t]) * T[t, r]
     s = norms[i] + tnorm[r] - 2.0 * acc
-    return s if s > 0.0 else 0.0
+    if s > _seed_rounding(X.shape[1]) * (norms[i] + tnorm[r]):
+        return s
+    acc = 0.0  # within rounding of zero: the exact differences of the shifted rows
+    for t in range(X.shape[1]):
+        diff = (X[i, t] - mu[t]) - T[t, r]
+        acc += diff * diff
+    return acc
 
 
 #: Padding of a row of :func:`seed_distances`'s transposed block (float64
@@ -236,7 +249,11 @@ def seed_distances(X, start, stop, mu, norms, T, tnorm, buf, work, out):
     ``stop`` zero-filled) and the candidates, both C-ordered (the form
     OpenBLAS's small-matrix kernels take at twice the speed of a transposed
     one): the distances of the data as given up to float64 rounding, at the
-    cost of a Lloyd pass's product. Buffers from :func:`seed_buffers`.
+    cost of a Lloyd pass's product. A distance within the product's rounding
+    of zero (a row equal or nearly equal to the candidate) is summed from
+    the shifted differences instead, so that duplicates of a seed are at
+    exactly zero and never drawn again, however far from the mean they lie.
+    Buffers from :func:`seed_buffers`.
     """
     d = X.shape[1]
     m = stop - start
@@ -262,8 +279,16 @@ def seed_distances(X, start, stop, mu, norms, T, tnorm, buf, work, out):
         for t in range(d):
             buf[i, t] = 0.0
     np.dot(buf, T, work)
+    rounding = _seed_rounding(d)
     for i in range(m):
         ni = norms[start + i]
         for r in range(trials):
             s = ni + tnorm[r] - 2.0 * work[i, r]
-            out[r, i] = s if s > 0.0 else 0.0
+            if not s > rounding * (ni + tnorm[r]):
+                # within rounding of zero (a duplicate of the candidate, or
+                # nearly): the exact differences of the shifted rows
+                s = 0.0
+                for t in range(d):
+                    diff = buf[i, t] - T[t, r]
+                    s += diff * diff
+            out[r, i] = s
