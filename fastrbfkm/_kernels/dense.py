@@ -280,15 +280,21 @@ def seed_distances(X, start, stop, mu, norms, T, tnorm, buf, work, out):
             buf[i, t] = 0.0
     np.dot(buf, T, work)
     rounding = _seed_rounding(d)
+    close = 0  # distances within rounding of zero: a loop of their own
     for i in range(m):
         ni = norms[start + i]
         for r in range(trials):
             s = ni + tnorm[r] - 2.0 * work[i, r]
-            if not s > rounding * (ni + tnorm[r]):
-                # within rounding of zero (a duplicate of the candidate, or
-                # nearly): the exact differences of the shifted rows
-                s = 0.0
-                for t in range(d):
-                    diff = buf[i, t] - T[t, r]
-                    s += diff * diff
             out[r, i] = s
+            close += not s > rounding * (ni + tnorm[r])
+    if close:
+        for i in range(m):
+            for r in range(trials):
+                if not out[r, i] > rounding * (norms[start + i] + tnorm[r]):
+                    # a duplicate of the candidate, or nearly: the exact
+                    # differences of the shifted rows
+                    s = 0.0
+                    for t in range(d):
+                        diff = buf[i, t] - T[t, r]
+                        s += diff * diff
+                    out[r, i] = s
