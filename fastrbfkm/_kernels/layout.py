@@ -5,6 +5,13 @@ compiles the dense step (:mod:`.distances`, :mod:`.dense`) for an array X
 and its twin (:mod:`.sparse`) for a :class:`~.sparse.CSR`, with the same
 signature and meaning. Everything else in a kernel (the row partition, the
 assignments, the folds of the statistics) is shared.
+
+When editing a step: numba's on-disk cache checks only the kernel's own
+source file, so a kernel whose file is unchanged keeps its compiled copy of
+the old step. Delete ``fastrbfkm/_kernels/__pycache__/*.nb[ic]`` (or touch
+the kernels' files) before measuring or testing a changed step, one that a
+``git pull`` changed included; a fresh install or clone compiles everything
+anew.
 """
 
 from numba import types
