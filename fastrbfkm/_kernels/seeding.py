@@ -77,8 +77,9 @@ def kmeans_plusplus(X, w, mu, norms, seeds, first, last, uniforms, closest):
     features exact differences summed across the rows in SIMD lanes); each
     trial's potential is summed row by row in the fixed chunk order. Up to
     :data:`KEEP_ENTRIES`, the distances are kept for the winner's update. A
-    seed's own distance is set to zero (the product may leave a rounding
-    residue), so that it is never drawn again.
+    seed's own distance is zero, so that it is never drawn again (exactly:
+    a dense product within rounding of zero is summed from differences
+    instead; it is set here as well, whatever the layout).
     """
     n = dims(X)[0]
     trials = uniforms.shape[1]
