@@ -18,7 +18,7 @@ import numpy as np
 
 from . import _kernels as K
 from ._principal import dense_eigenpairs, lanczos_eigenpairs
-from ._rows import BlockRows, Moments, Rows
+from ._rows import BlockRows, CellSummary, Moments, Rows
 from ._sphere import MIN_RESULTANT, mean_direction, tangent, tangent_scatter
 from ._tunables import DENSE_MAX, LANCZOS_RTOL, LANCZOS_STEPS, ROUGH_STEPS
 
@@ -43,13 +43,35 @@ def principal(
     (``rows.sphere``, unit centers) the scatter is projected onto each
     center's tangent space first (:func:`fastrbfkm._sphere.tangent_scatter`):
     the axes lie along the sphere and the radial spread does not count."""
-    if isinstance(rows, BlockRows) and rows.d > DENSE_MAX:
+    if not forms_scatter(rows):
         return _lanczos(rows, C, sigma, mode, cells, rough, rtol)
     N, A = rows.scatter(C, sigma, mode)
+    found = _from_scatter(rows, C, N, A)
+    return (found, principal(rows, C, 0.0, K.HARD)) if cells else found
+
+
+def forms_scatter(rows: Rows) -> bool:
+    """Whether :func:`principal` forms the ``d x d`` scatter matrices on
+    ``rows`` (else Lanczos iterations apply them, above ``DENSE_MAX``
+    features on the sources of block folds)."""
+    return not (isinstance(rows, BlockRows) and rows.d > DENSE_MAX)
+
+
+def cell_axes(rows: Rows, C: np.ndarray, cells: CellSummary):
+    """:func:`principal` of the hard cells of C (``rough``), from the
+    scatter of ``cells`` (:meth:`fastrbfkm._rows.Rows.cell_summary`) when it
+    holds one, with no pass over the rows."""
+    if cells.scatter is None:
+        return principal(rows, C, 0.0, K.HARD, rough=True)
+    return _from_scatter(rows, C, cells.mass, cells.scatter)
+
+
+def _from_scatter(rows: Rows, C: np.ndarray, N: np.ndarray, A: np.ndarray):
+    """``(N, values, axes)`` from the formed scatter matrices (projected
+    onto the sphere's tangent spaces first on the sphere)."""
     if rows.sphere:
         A = tangent_scatter(A, C)
-    found = (N, *dense_eigenpairs(N, A))
-    return (found, principal(rows, C, 0.0, K.HARD)) if cells else found
+    return (N, *dense_eigenpairs(N, A))
 
 
 def _lanczos(

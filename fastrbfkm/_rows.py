@@ -127,8 +127,8 @@ def _sum_combine(a, b):
     return a + b
 
 
-def _costs_block(X, w, offset, C):
-    return K.removal_costs(X, C, w)
+def _cells_block(X, w, offset, C, scatter):
+    return K.cell_summary(X, C, w, scatter)
 
 
 def _farthest_block(X, w, offset, C, m):
@@ -260,7 +260,7 @@ PASSES: dict[str, Pass] = {
     "stats": Pass(_stats_block, _stats_combine),
     "scatter": Pass(_scatter_block, _sum_combine),
     "scatter_apply": Pass(_scatter_apply_block, _sum_combine),
-    "removal_costs": Pass(_costs_block, _sum_combine),
+    "cell_summary": Pass(_cells_block, _sum_combine),
     "farthest": Pass(_farthest_block, _top_combine, _drop_last, rows_per_block=1 << 16),
     "inertia": Pass(_inertia_block, _sum_combine, rows_per_block=1 << 16),
     "cell_inertia": Pass(_cell_inertia_block, _sum_combine, rows_per_block=1 << 16),
@@ -281,6 +281,26 @@ class Farthest:
     rows: np.ndarray
     weights: np.ndarray
     labels: np.ndarray
+
+
+@dataclass(frozen=True)
+class CellSummary:
+    """What the swap search reads of the nearest-center partition by C
+    (:meth:`Rows.cell_summary`), float64: per center the removal cost (the
+    rise in inertia if it were removed), its cell's inertia (None where the
+    source does not run that pass) and its cell's weight, and each cell's
+    ``(d, d)`` scatter around its center (None unless asked for)."""
+
+    costs: np.ndarray
+    cells: np.ndarray | None
+    mass: np.ndarray
+    scatter: np.ndarray | None
+
+    @classmethod
+    def of(cls, found: tuple) -> CellSummary:
+        """From the ``cell_summary`` pass's ``(sums, A)``."""
+        sums, A = found
+        return cls(sums[0], sums[1], sums[2], A if A.shape[0] else None)
 
 
 @dataclass
@@ -407,6 +427,15 @@ class Rows(ABC):
     def removal_costs(self, C: np.ndarray) -> np.ndarray:
         """Per center, the rise in inertia if it were removed (``(k,)``)."""
 
+    def cell_summary(self, C: np.ndarray, scatter: bool) -> CellSummary:
+        """The :class:`CellSummary` of C, with the cells' scatter when
+        ``scatter`` is True (a source that forms the matrices only: see
+        :func:`fastrbfkm._axes.forms_scatter`); here from the
+        :meth:`removal_costs`, :meth:`cell_inertia` and :meth:`scatter`
+        passes, where :class:`BlockRows` makes one pass."""
+        N, A = self.scatter(C, 0.0, K.HARD) if scatter else (self.stats(C, 0.0, K.HARD)[0], None)
+        return CellSummary(self.removal_costs(C), self.cell_inertia(C), N, A)
+
     @abstractmethod
     def farthest(self, C: np.ndarray, m: int) -> Farthest:
         """The ``m`` rows farthest from their nearest center (ties: lowest index)."""
@@ -512,7 +541,11 @@ class BlockRows(Rows):
         return np.empty(0, dtype=np.int32)
 
     def removal_costs(self, C: np.ndarray) -> np.ndarray:
-        return self.reduce("removal_costs", C)
+        return self.cell_summary(C, False).costs
+
+    def cell_summary(self, C: np.ndarray, scatter: bool) -> CellSummary:
+        """One pass (:func:`fastrbfkm._kernels.cell_summary`)."""
+        return CellSummary.of(self.reduce("cell_summary", C, bool(scatter)))
 
     def farthest(self, C: np.ndarray, m: int) -> Farthest:
         return Farthest(*self.reduce("farthest", C, m))
@@ -741,6 +774,14 @@ class SparseRows(InMemoryRows):
         if self.d > DENSE_MAX:
             raise ValueError(f"no d x d scatter above {DENSE_MAX} features (Lanczos instead)")
         return fold("scatter", self._dense_blocks(), self.w, C, sigma, mode)
+
+    def cell_summary(self, C: np.ndarray, scatter: bool) -> CellSummary:
+        """With the scatter, over dense blocks of rows (as :meth:`scatter`)."""
+        if not scatter:
+            return super().cell_summary(C, False)
+        if self.d > DENSE_MAX:
+            raise ValueError(f"no d x d scatter above {DENSE_MAX} features (Lanczos instead)")
+        return CellSummary.of(fold("cell_summary", self._dense_blocks(), self.w, C, True))
 
     def batch(self, m: int, rng: np.random.Generator):
         index = np.sort(rng.integers(0, self.n, int(m)))

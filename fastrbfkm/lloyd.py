@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _kernels as K
-from ._axes import principal
+from ._axes import cell_axes, forms_scatter
 from ._rows import Rows
 from ._sphere import project
 from ._tunables import (
@@ -159,7 +159,9 @@ def improve_by_swaps(
     ``log2(k) + ONE_MOVE_ROUNDS`` rounds. Each trial costs only hard
     passes. On wide data the principal variances and axes are rough (a few
     Lanczos steps: lower bounds), enough to rank and place the moves that
-    Lloyd's algorithm then tries. ``n_iter``
+    Lloyd's algorithm then tries. A round's costs, gains and cells come
+    from one pass over the rows (:meth:`~fastrbfkm._rows.Rows.cell_summary`)
+    where the source forms the scatter matrices. ``n_iter``
     of the result counts every Lloyd iteration, the rejected trials' included.
 
     With many centers (``MANY_CLUSTERS`` or more) one move at a time would
@@ -177,11 +179,14 @@ def improve_by_swaps(
     rounds = int(np.ceil(np.log2(k))) if k > 1 else 0
     for _ in range(rounds if batch > 1 else rounds + ONE_MOVE_ROUNDS):
         C = best.centers
-        costs = rows.removal_costs(C)
-        N, spread, axes = principal(rows, C, 0.0, K.HARD, rough=True)
+        cells = rows.cell_summary(C, forms_scatter(rows))
+        costs = cells.costs
+        N, spread, axes = cell_axes(rows, C, cells)
         gain = 2.0 / np.pi * (N * spread)
         if batch > 1:
-            found = _moves_at_once(rows, best, gain, costs, batch, spread, axes, max_iter, tol)
+            found = _moves_at_once(
+                rows, best, cells.cells, gain, costs, batch, spread, axes, max_iter, tol
+            )
             if found is not None:
                 trial, its = found
                 n_iter += its
@@ -219,7 +224,7 @@ def _moved(C, moves, spread, axes, dtype) -> np.ndarray:
     return out.astype(dtype)
 
 
-def _moves_at_once(rows, best, gain, cost, most, spread, axes, max_iter, tol):
+def _moves_at_once(rows, best, before, gain, cost, most, spread, axes, max_iter, tol):
     """Many moves in one round: ``(result, iterations)`` or None.
 
     Up to ``most`` moves whose regions are disjoint (:func:`_apart_regions`)
@@ -229,12 +234,12 @@ def _moves_at_once(rows, best, gain, cost, most, spread, axes, max_iter, tol):
     centers from that run, the others keep theirs, and Lloyd's algorithm
     runs again from there (on 100000 x 32 blobs with k = 512 every round's
     joint run ended lower than such a mix would have, so the mix is only
-    the fallback). None when the source cannot give each cell's
-    inertia or fewer than two moves are apart; ``best`` itself when no
+    the fallback). ``before`` is each cell's inertia at ``best.centers``
+    (:class:`~fastrbfkm._rows.CellSummary`). None when the source cannot
+    give it or fewer than two moves are apart; ``best`` itself when no
     region gained.
     """
     C = best.centers
-    before = rows.cell_inertia(C)
     if before is None:
         return None
     regions = _apart_regions(C, gain, cost, most)

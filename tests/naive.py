@@ -136,6 +136,25 @@ def removal_costs(X, C, w=None):
     return costs
 
 
+def cell_summary(X, C, w=None):
+    """Per center: removal cost, its cell's inertia and weight, and its
+    cell's scatter sum w (x - c_j)(x - c_j)^T (nearest center, ties to the lowest)."""
+    X = np.asarray(X, dtype=np.float64)
+    D = sqdist(X, C)
+    w = weights(w, len(D))
+    labels = D.argmin(axis=1)
+    k, d = C.shape
+    cells = np.zeros(k)
+    mass = np.zeros(k)
+    np.add.at(cells, labels, w * D[np.arange(len(D)), labels])
+    np.add.at(mass, labels, w)
+    A = np.zeros((k, d, d))
+    for j in range(k):
+        diff = X[labels == j] - np.asarray(C[j], dtype=np.float64)
+        A[j] = (w[labels == j][:, None] * diff).T @ diff
+    return removal_costs(X, C, w), cells, mass, A
+
+
 def center_scatter(X, C, sigma, assignment, chosen, w=None):
     """N_j = sum w r_ij and A_j = sum w psi(r_ij) (x - c_j)(x - c_j)^T for chosen j."""
     X = np.asarray(X, dtype=np.float64)

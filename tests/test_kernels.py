@@ -282,6 +282,49 @@ def test_removal_costs(shape, dtype):
     np.testing.assert_allclose(costs, ref, rtol=0, atol=tolerance(dtype) * scale)
 
 
+@pytest.mark.parametrize("shape", SHAPES)
+def test_cell_summary(shape, dtype):
+    """Costs, cells' inertia and weight in one pass, and the cells' scatter
+    where it is formed (not for the two widest shapes: d^2 per row)."""
+    X, C, w = make_problem(*shape, dtype=dtype, seed=13)
+    costs, cells, mass, A_ref = naive.cell_summary(X, C, w)
+    scatter = shape[1] <= 17
+    sums, A = K.cell_summary(X, C, w, scatter)
+    scale = naive.inertia(X, C, w) + costs.sum() + 1.0
+    atol = tolerance(dtype) * scale
+    np.testing.assert_allclose(sums[0], costs, rtol=0, atol=atol)
+    np.testing.assert_allclose(sums[1], cells, rtol=0, atol=atol)
+    np.testing.assert_allclose(sums[2], mass, rtol=0, atol=10 * tolerance(dtype) * w.sum())
+    if scatter:
+        tol = 10 * tolerance(dtype) * (np.abs(A_ref).max() + 1)
+        np.testing.assert_allclose(A, A_ref, rtol=0, atol=tol)
+        # the same matrices as the scatter pass forms for hard cells
+        N_hard, A_hard = K.center_scatter(X, C, w, 0.0, K.HARD, np.arange(C.shape[0]))
+        np.testing.assert_allclose(A, A_hard, rtol=0, atol=tol)
+        np.testing.assert_allclose(sums[2], N_hard, rtol=0, atol=10 * tolerance(dtype) * w.sum())
+    else:
+        assert A.shape == (0, 0, 0)
+    unit = K.cell_summary(X, C, np.empty(0), False)[0]  # unit weights
+    np.testing.assert_allclose(unit[2], naive.cell_summary(X, C)[2], rtol=0, atol=1e-9)
+
+
+def test_cell_summary_ties_empty_cells_and_one_center(dtype):
+    """A row equidistant from two centers is the lowest's, at zero cost; a
+    center no row is nearest to has an empty cell; one center costs nothing."""
+    X = np.array([[0.0, 0.0], [2.0, 0.0], [1.0, 0.0], [5.0, 5.0]], dtype=dtype)
+    C = np.array([[0.0, 0.0], [2.0, 0.0], [50.0, 50.0]], dtype=dtype)
+    w = np.array([1.0, 2.0, 3.0, 0.5])
+    sums, A = K.cell_summary(X, C, w, True)
+    np.testing.assert_allclose(sums[2], [4.0, 2.5, 0.0])  # the tie (row 2) goes to center 0
+    np.testing.assert_allclose(sums[1], [3.0 * 1.0, 0.5 * 34.0, 0.0], rtol=1e-6)
+    # row 0: second 4 (cost 4); row 2: a tie (cost 0); row 1: 4; row 3: 34, then 50
+    np.testing.assert_allclose(sums[0], [4.0, 2.0 * 4.0 + 0.5 * (50.0 - 34.0), 0.0], rtol=1e-6)
+    assert not A[2].any()
+    one, _ = K.cell_summary(X, C[:1], w, False)
+    assert not one[0].any()
+    np.testing.assert_allclose(one[2], [w.sum()])
+
+
 @pytest.mark.parametrize("shape", SHAPES[:-2])  # d^2 per row: not the two widest
 @pytest.mark.parametrize("assignment", ["hard", "softmax", "entmax15"])
 def test_center_scatter(shape, assignment, dtype):

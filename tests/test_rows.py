@@ -56,7 +56,8 @@ def test_stats_scatter_costs_combine(dtype, mode):
     for name, args in [
         ("stats", (C, sigma, mode)),
         ("scatter", (C, sigma, mode)),
-        ("removal_costs", (C,)),
+        ("cell_summary", (C, True)),
+        ("cell_summary", (C, False)),
     ]:
         split = split_pass(name, X, w, BOUNDS, *args)
         whole = rows.reduce(name, *args)

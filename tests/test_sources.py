@@ -24,6 +24,9 @@ PASSES = {
     "principal": lambda rows, C: principal(rows, C, 0.7, K.ENTMAX15)[:2],  # axes: up to sign
     "largest_variance": lambda rows, C: largest_variance(rows, rows.moments()),
     "removal_costs": lambda rows, C: rows.removal_costs(C),
+    "cell_summary": lambda rows, C: (
+        lambda s: (s.costs, s.mass, s.scatter, rows.cell_summary(C, False).mass)
+    )(rows.cell_summary(C, True)),
     "farthest": lambda rows, C: tuple(vars(rows.farthest(C, 3)).values()),
     "inertia": lambda rows, C: rows.inertia(C),
     "cell_inertia": lambda rows, C: rows.cell_inertia(C),
@@ -124,6 +127,20 @@ def test_every_pass_on_every_source(kind, unit, tmp_path):
             scale = max(1.0, float(np.abs(b).max())) if b.size else 1.0
             rtol = tolerance(X.dtype)
             np.testing.assert_allclose(a, b, rtol=rtol, atol=rtol * scale, err_msg=name)
+
+
+@pytest.mark.parametrize("kind", ["memory", "streamed", "dask", "device"])
+def test_cell_summary_gives_the_cells_inertia_where_the_source_does(kind, tmp_path):
+    X, C, w = make_problem(N, D, k, seed=4)
+    rows = open_source(kind, X, w, tmp_path)
+    for scatter in (True, False):
+        cells = rows.cell_summary(C, scatter).cells
+        want = rows.cell_inertia(C)
+        if want is None:
+            assert cells is None
+        else:
+            np.testing.assert_allclose(cells, want, rtol=tolerance(X.dtype), atol=1e-12)
+            assert cells.sum() == pytest.approx(rows.inertia(C)[0], rel=tolerance(X.dtype))
 
 
 @pytest.mark.parametrize("init", ["k-means++", "random"])

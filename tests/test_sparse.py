@@ -107,6 +107,9 @@ def test_passes_of_a_fit_match_reference(n, d, k, dtype):
     X, Xs, C, w = kernel_problem(n, d, k, dtype)
     scale = float(naive.sqdist(X, C).max()) * n
     close(K.removal_costs(Xs, C, w), naive.removal_costs(X, C, w), dtype, scale)
+    sums, _ = K.cell_summary(Xs, C, w, False)
+    for got, ref in zip(sums, naive.cell_summary(X, C, w)[:3], strict=False):
+        close(got, ref, dtype, scale)
     rng = np.random.default_rng(2)
     chosen = np.arange(k)[::-1].copy()
     hard = np.arange(k) % 2 == 1

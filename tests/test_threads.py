@@ -49,6 +49,9 @@ SCRIPT = textwrap.dedent(
             h.update(cells.tobytes())
             h.update(bounds.lower.tobytes()); h.update(np.int64(evaluated).tobytes())
             C = (S / np.maximum(N, 1e-300)[:, None]).astype(dtype)
+        # the swap search's cell summary: costs, cells, masses, scatter
+        sums, A = K.cell_summary(X, C, w, True)
+        h.update(sums.tobytes()); h.update(A.tobytes())
         # pruned soft passes with the same kind of bounds, at a cold temperature
         from fastrbfkm._rows import Bounds
         soft = Bounds(np.zeros(len(X), dtype=np.int32), np.zeros(len(X)))

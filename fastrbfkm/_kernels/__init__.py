@@ -8,7 +8,18 @@ import functools
 
 import numpy as np
 
-from . import assignment, entmax, pruned, scatter, seeding, softmax, sparse, transfers, update
+from . import (
+    assignment,
+    cells,
+    entmax,
+    pruned,
+    scatter,
+    seeding,
+    softmax,
+    sparse,
+    transfers,
+    update,
+)
 from .assignment import ENTMAX15, HARD, SOFTMAX
 from .compiling import announce_compilation
 from .distances import DIRECT_MAX
@@ -81,7 +92,6 @@ def take_rows(X, index) -> np.ndarray:
 
 hard_assign = _entry(_rows_by_centers, assignment.hard_assign)
 responsibilities = _entry(_rows_by_centers, assignment.responsibilities)
-removal_costs = _entry(_rows_by_centers, assignment.removal_costs)
 assign_logits = _entry(_rows_by_columns, assignment.assign_logits)
 squared_distances = _entry(_rows_by_centers, assignment.squared_distances)
 _block_pass = _entry(_rows_by_centers, update.block_pass)
@@ -122,6 +132,22 @@ scatter_apply = _entry(
     ),
     scatter.scatter_apply,
 )
+cell_summary = _entry(
+    lambda X, C, w, scatter: (
+        X.shape[0],
+        C.shape[0] * (X.shape[1] + 1) + (X.shape[1] ** 2 if scatter else 0),
+    ),
+    cells.cell_summary,
+)
+
+
+def removal_costs(X, C, w):
+    """Per center, the rise in weighted inertia if it were removed and its
+    rows went to their second-nearest center (float64, ``(k,)``; zeros for
+    k = 1): the costs of :func:`~.cells.cell_summary`."""
+    return cell_summary(X, C, w, False)[0][cells.COSTS]
+
+
 entmax15_backward = _entry(_rows_by_columns, entmax.entmax15_backward)
 softmax_backward = _entry(_rows_by_columns, softmax.softmax_backward)
 kmeans_plusplus = _entry(
@@ -161,6 +187,7 @@ __all__ = [
     "SUPPORT_MAX",
     "assign_logits",
     "block_stats",
+    "cell_summary",
     "center_scatter",
     "entmax15_backward",
     "fold_summary",

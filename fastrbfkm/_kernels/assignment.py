@@ -179,7 +179,7 @@ def hard_assign(X, C, w, with_mind):
             if direct:
                 nearest_rows(X, b, e, mu, Ct, xt, dist, best, second, nearest)
             else:
-                sqdist_cols(X, b, e, mu, Cs, cnorm, xbuf, DT, best, nearest)
+                sqdist_cols(X, b, e, mu, Cs, cnorm, xbuf, DT, best, best[:0], nearest)
             for i in range(b, e):
                 dmin, arg = np.float64(best[i - b]), nearest[i - b]
                 labels[i] = arg
@@ -238,38 +238,6 @@ def assign_logits(Z, mode):
                 for j in range(k):
                     out[i, j] = R[i - b, j]
     return out
-
-
-@njit(cache=True, parallel=True)
-def removal_costs(X, C, w):
-    """Per center, the rise in weighted inertia if it were removed and its
-    points went to their second-nearest center (float64, ``(k,)``; zeros for
-    k = 1). ``w`` of length 0 means unit weights."""
-    n = dims(X)[0]
-    k = C.shape[0]
-    mu, Ct, cnorm = centers_for(X, C)
-    chunks = n_chunks(n, k)
-    partial = np.zeros((chunks, k))
-    step = rows_per_block(X)
-    for c in prange(chunks):
-        start, stop = chunk_bounds(n, chunks, c)
-        xbuf, D = distance_buffers(X, k)
-        for b in range(start, stop, step):
-            e = min(stop, b + step)
-            sqdist_rows(X, b, e, mu, Ct, cnorm, xbuf, D)
-            for i in range(b, e):
-                row = D[i - b]
-                dmin, arg = row_argmin(row)
-                second = np.inf
-                for j in range(k):
-                    if j != arg and row[j] < second:
-                        second = row[j]
-                if k > 1:
-                    partial[c, arg] += (w[i] if w.shape[0] else 1.0) * (second - dmin)
-    costs = np.zeros(k)
-    for c in range(chunks):
-        costs += partial[c]
-    return costs
 
 
 @njit(cache=True, parallel=True)

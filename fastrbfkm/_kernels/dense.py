@@ -125,6 +125,19 @@ def project_row(X, i, C, j, v, cv, coef, U, diff):
     return 0.0
 
 
+@njit(cache=True)
+def scatter_row(X, i, C, j, coef, A, diff):
+    """``A += coef (x_i - c_j)(x_i - c_j)^T``, the differences in float64
+    (into ``diff``)."""
+    d = X.shape[1]
+    for t in range(d):
+        diff[t] = np.float64(X[i, t]) - C[j, t]
+    for s in range(d):
+        v = coef * diff[s]
+        for t in range(d):
+            A[s, t] += v * diff[t]
+
+
 #: Up to this many features, a dense row's distances to the seeding's
 #: candidates are summed float64 differences (:func:`seed_distances`), exact;
 #: from more on, the expansion with one float64 BLAS product per block.

@@ -139,14 +139,16 @@ def column_buffers(X, Ct):
 
 
 @njit(cache=True)
-def sqdist_cols(X, start, stop, mu, Cs, cnorm, xbuf, DT, best, arg):
+def sqdist_cols(X, start, stop, mu, Cs, cnorm, xbuf, DT, best, second, arg):
     """:func:`sqdist_rows` transposed, with each row's nearest center.
 
     The squared distances of rows ``start:stop`` (at most ``block_rows(d)``)
     go to ``DT[:, :stop-start]`` (``(k, block_rows(d))``, X's dtype) as one
     BLAS product ``Cs @ xbuf.T``; in the same sweep, clamped at zero column
     by column, each row's nearest center (ties to the lowest index) and its
-    squared distance go to ``arg`` and ``best``. Every step runs across the
+    squared distance go to ``arg`` and ``best``, and, unless ``second`` is
+    empty, the second-smallest squared distance to ``second`` (``inf`` when
+    k = 1; equal to ``best`` on a tie). Every step runs across the
     rows in SIMD lanes, the running minima as selects, not branches (a row
     at a time, the argmin was a chain of dependent compares). ``Cs`` is
     from :func:`column_buffers`. Entries past ``stop - start`` are garbage.
@@ -159,6 +161,19 @@ def sqdist_cols(X, start, stop, mu, Cs, cnorm, xbuf, DT, best, arg):
     for r in range(block):
         best[r] = np.inf
         arg[r] = 0
+    if second.shape[0] > 0:
+        for r in range(block):
+            second[r] = np.inf
+        for j in range(k):
+            cj = np.float64(cnorm[j])
+            for r in range(block):
+                s = norms[r] + cj - 2.0 * DT[j, r]
+                dist = s if s > 0.0 else 0.0
+                closer = dist < best[r]
+                second[r] = min(second[r], max(best[r], dist))
+                best[r] = dist if closer else best[r]
+                arg[r] = j if closer else arg[r]
+        return
     for j in range(k):
         cj = np.float64(cnorm[j])
         for r in range(block):

@@ -20,7 +20,15 @@ from numba import njit, prange
 
 from .assignment import HARD, SOFTMAX, assign_block, load_gaps, row_argmin, soft_buffers
 from .chunks import chunk_bounds, n_chunks
-from .layout import centers_for, dims, distance_buffers, project_row, rows_per_block, sqdist_rows
+from .layout import (
+    centers_for,
+    dims,
+    distance_buffers,
+    project_row,
+    rows_per_block,
+    scatter_row,
+    sqdist_rows,
+)
 
 
 @njit(cache=True)
@@ -30,14 +38,7 @@ def _add_scatter(X, i, C, j, wi, rj, mode, N, g, A, diff):
     the differences in float64 (into ``diff``)."""
     N[g] += wi * rj
     coef = wi * (rj if mode == SOFTMAX else math.sqrt(rj))
-    d = X.shape[1]
-    for t in range(d):
-        diff[t] = np.float64(X[i, t]) - C[j, t]
-    Ag = A[g]
-    for s in range(d):
-        v = coef * diff[s]
-        for t in range(d):
-            Ag[s, t] += v * diff[t]
+    scatter_row(X, i, C, j, coef, A[g], diff)
 
 
 @njit(cache=True, parallel=True)

@@ -170,13 +170,18 @@ def sqdist_rows(X, start, stop, mu, Ct, cnorm, xbuf, out):
 
 
 @njit(cache=True)
-def sqdist_cols(X, start, stop, mu, Ct, cnorm, xbuf, D, best, arg):
+def sqdist_cols(X, start, stop, mu, Ct, cnorm, xbuf, D, best, second, arg):
     """Each row's nearest center and squared distance into ``arg`` and
-    ``best``; here ``Ct`` is ``(d, k)`` and ``D`` a ``(1, k)`` work row
+    ``best``, and the second-smallest into ``second`` unless it is empty;
+    here ``Ct`` is ``(d, k)`` and ``D`` a ``(1, k)`` work row
     (:func:`column_buffers`)."""
     for r in range(stop - start):
         row_distances(X, start + r, Ct, cnorm, D[0])
-        best[r], _, arg[r] = nearest_of(D[0])
+        b, s, a = nearest_of(D[0])
+        best[r] = b
+        arg[r] = a
+        if second.shape[0] > 0:
+            second[r] = s
 
 
 @njit(cache=True)
@@ -239,6 +244,14 @@ def project_row(X, i, C, j, v, cv, coef, U, diff):
     for p in range(X.indptr[i], X.indptr[i + 1]):
         U[X.indices[p]] += along * X.data[p]
     return along
+
+
+@njit(cache=True)
+def scatter_row(X, i, C, j, coef, A, diff):
+    """Never called: CSR rows are wide, and their scatter is never formed
+    (:func:`~.scatter.scatter_apply` applies it instead); here so that a
+    kernel that forms it for dense rows compiles for CSR ones."""
+    raise ValueError("the d x d scatter of CSR rows is never formed")
 
 
 @njit(cache=True)

@@ -182,7 +182,7 @@ def block_pass(X, C, w, sigma, mode, with_stats, xhat):
             if direct:
                 nearest_rows(X, b, e, mu, Ct, xt, dist, best, second, nearest)
             elif hard:
-                sqdist_cols(X, b, e, mu, Cs, cnorm, xbuf, DT, best, nearest)
+                sqdist_cols(X, b, e, mu, Cs, cnorm, xbuf, DT, best, best[:0], nearest)
             else:
                 sqdist_rows(X, b, e, mu, Ct, cnorm, xbuf, D)
             m = 0  # soft rows of this block, gathered into groups of cap rows
