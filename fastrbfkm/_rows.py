@@ -379,6 +379,8 @@ class Rows(ABC):
     #: Rows at unit length, centers on the unit sphere (``metric="cosine"``:
     #: :mod:`fastrbfkm._sphere`); set by the input door.
     sphere: bool = False
+    #: CSR rows in memory (:class:`SparseRows`).
+    sparse: bool = False
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -728,6 +730,8 @@ class SparseRows(InMemoryRows):
     mini-batch) stay CSR, and the hard passes are not pruned (their kernel
     is dense only).
     """
+
+    sparse = True
 
     def reduce(self, name: str, *args):
         size = PASSES[name].rows_per_block or self.n

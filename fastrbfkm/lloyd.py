@@ -298,11 +298,15 @@ def improve_by_transfers(rows: Rows, start: LloydResult, max_sweeps: int) -> Llo
     two means updated; the result is a Lloyd fixed point too, often a lower
     one where clusters overlap. ``n_iter`` counts the sweeps. The sweeps
     visit every row against every center, one row at a time: with
-    ``MANY_CLUSTERS`` centers or more they are skipped (at k = 512 on
-    50000 x 32 blobs they took as long as the rest of the fit and lowered
-    the inertia by 0.016%).
+    ``MANY_CLUSTERS`` centers or more they are skipped on dense rows (at
+    k = 512 on 50000 x 32 blobs they took as long as the rest of the fit
+    and lowered the inertia by 0.016%), not on CSR rows (wide and sparse,
+    text-like: every row nearly as far from every center, where a row's
+    move pays most often; on a 50000-row sample of a 100000 x 50000
+    TF-IDF-like matrix with k = 256 they lowered the inertia by 0.9% in
+    19 s).
     """
-    if start.centers.shape[0] >= MANY_CLUSTERS:
+    if start.centers.shape[0] >= MANY_CLUSTERS and not rows.sparse:
         return start
     done = rows.transfers(start.centers, max_sweeps)
     if done is None:

@@ -285,6 +285,29 @@ def test_default_fit_on_csr_ends_where_the_dense_fit_ends(seed, k):
     assert on_sparse.inertia_ == pytest.approx(on_dense.inertia_, rel=1e-12)
 
 
+def test_transfers_run_on_csr_rows_with_many_clusters_and_not_on_dense(monkeypatch):
+    """On CSR rows the single-row transfers run whatever k is (text-like
+    data gains most from them); on dense rows they stop at MANY_CLUSTERS."""
+    import fastrbfkm.lloyd as lloyd
+
+    monkeypatch.setattr(lloyd, "MANY_CLUSTERS", 4)
+    X, M = sparse_data(400, 30, density=0.3, seed=3)
+    swept = []
+    original = lloyd.improve_by_transfers
+
+    def counted(rows, start, max_sweeps):
+        out = original(rows, start, max_sweeps)
+        swept.append((rows.sparse, out.n_iter - start.n_iter))
+        return out
+
+    monkeypatch.setattr(fk.estimator, "improve_by_transfers", counted)
+    fk.RBFKMeans(6, random_state=0).fit(M)
+    assert swept and swept[-1][0] and swept[-1][1] >= 1  # sweeps ran
+    swept.clear()
+    fk.RBFKMeans(6, random_state=0).fit(X)
+    assert swept == [(False, 0)]  # skipped
+
+
 def test_wide_sparse_annealed_fit_matches_dense():
     """Above DENSE_MAX features the annealing finds its principal axes by
     Lanczos iterations over the CSR rows, as over dense ones."""
