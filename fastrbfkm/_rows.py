@@ -343,7 +343,7 @@ def half_gaps(C: np.ndarray) -> np.ndarray:
         return np.full(1, np.inf)
     P = C - C.mean(axis=0)
     norms = (P * P).sum(axis=1)
-    return 0.5 * np.sqrt(np.maximum(K.nearest_gaps(P @ P.T, norms), 0.0))
+    return 0.5 * np.sqrt(np.maximum(K.nearest_gaps(np.ascontiguousarray(P), norms), 0.0))
 
 
 def fold(name: str, blocks: Iterable[tuple[int, np.ndarray]], w: np.ndarray, *args):

@@ -114,6 +114,23 @@ def test_half_gaps_are_lower_bounds():
     assert half_gaps(C[:1])[0] == np.inf
 
 
+def test_half_gaps_over_several_blocks_of_centers_and_duplicates():
+    from fastrbfkm._kernels.pruned import GAP_ROWS
+
+    rng = np.random.default_rng(1)
+    C = rng.normal(size=(2 * GAP_ROWS + 7, 5)) * 10.0
+    C[-1] = C[3]  # a duplicate: both at gap 0
+    D = np.sqrt(naive.sqdist(C, C))
+    np.fill_diagonal(D, np.inf)
+    gaps = half_gaps(C)
+    assert np.all(gaps <= D.min(axis=1) / 2)
+    np.testing.assert_allclose(gaps, D.min(axis=1) / 2, rtol=1e-6, atol=1e-5)
+    assert gaps[3] == gaps[-1] == 0.0
+    two = half_gaps(C[:2])
+    assert two[0] == two[1] <= np.linalg.norm(C[0] - C[1]) / 2
+    np.testing.assert_allclose(two, np.linalg.norm(C[0] - C[1]) / 2, rtol=1e-9)
+
+
 def test_lloyd_with_and_without_pruning_is_bit_identical(dtype, monkeypatch):
     import fastrbfkm._rows as R
 

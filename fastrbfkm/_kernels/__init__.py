@@ -97,7 +97,7 @@ squared_distances = _entry(_rows_by_centers, assignment.squared_distances)
 _block_pass = _entry(_rows_by_centers, update.block_pass)
 pruned_hard_stats = _entry(_rows_by_centers, pruned.pruned_hard_stats)
 pruned_soft_stats = _entry(_rows_by_centers, pruned.pruned_soft_stats)
-nearest_gaps = _entry(lambda G, norms: (G.shape[0], G.shape[0]), pruned.nearest_gaps)
+nearest_gaps = _entry(lambda P, norms: _rows_by_centers(P, P), pruned.nearest_gaps)
 
 
 def block_stats(X, C, w, sigma, mode, with_stats):

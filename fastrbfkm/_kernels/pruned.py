@@ -38,25 +38,39 @@ from .update import (
     soft_rows,
 )
 
+#: Centers whose products with all the others are formed together by
+#: :func:`nearest_gaps` (a ``(GAP_ROWS, k)`` float64 block a chunk).
+GAP_ROWS = 64
+
 
 @njit(cache=True, parallel=True)
-def nearest_gaps(G, norms):
-    """Each center's smallest squared distance to another, from the Gram
-    matrix ``G = P P^T`` of the centers ``P`` (float64, shifted by their
-    mean) and their squared norms: ``norms_i + norms_j - 2 G_ij``, lowered
-    by ``1e-12 (norms_i + norms_j) + 1e-300`` so that it is a lower bound
-    of the true distance despite the expansion's rounding (``inf`` for one
-    center). Row by row, with no k x k temporaries."""
-    k = G.shape[0]
+def nearest_gaps(P, norms):
+    """Each center's smallest squared distance to another, from the centers
+    ``P`` (float64, shifted by their mean) and their squared norms:
+    ``norms_i + norms_j - 2 P_i . P_j``, lowered by ``1e-12 (norms_i +
+    norms_j) + 1e-300`` so that it is a lower bound of the true distance
+    despite the expansion's rounding (``inf`` for one center). The products
+    are one BLAS product per block of :data:`GAP_ROWS` centers (run it with
+    BLAS on one thread: the blocks are parallel), with no k x k array."""
+    k, d = P.shape
     out = np.empty(k)
-    for i in prange(k):
-        best = np.inf
-        for j in range(k):
-            if j != i:
+    PT = np.empty((d, k))
+    for j in range(k):
+        for t in range(d):
+            PT[t, j] = P[j, t]
+    for b in prange((k + GAP_ROWS - 1) // GAP_ROWS):
+        lo = b * GAP_ROWS
+        hi = min(k, lo + GAP_ROWS)
+        G = np.empty((hi - lo, k))
+        np.dot(P[lo:hi], PT, G)
+        for r in range(hi - lo):
+            i = lo + r
+            best = np.inf
+            for j in range(k):
                 both = norms[i] + norms[j]
-                g = (both - 2.0 * G[i, j]) - (1e-12 * both + 1e-300)
-                best = g if g < best else best
-        out[i] = best
+                g = (both - 2.0 * G[r, j]) - (1e-12 * both + 1e-300)
+                best = g if (g < best and j != i) else best
+            out[i] = best
     return out
 
 
