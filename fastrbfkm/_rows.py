@@ -341,9 +341,10 @@ def half_gaps(C: np.ndarray) -> np.ndarray:
     k = C.shape[0]
     if k == 1:
         return np.full(1, np.inf)
+    C = C.astype(np.float64)
     P = C - C.mean(axis=0)
     norms = (P * P).sum(axis=1)
-    return 0.5 * np.sqrt(np.maximum(K.nearest_gaps(np.ascontiguousarray(P), norms), 0.0))
+    return 0.5 * np.sqrt(np.maximum(K.nearest_gaps(P, norms), 0.0))
 
 
 def fold(name: str, blocks: Iterable[tuple[int, np.ndarray]], w: np.ndarray, *args):
@@ -433,8 +434,9 @@ class Rows(ABC):
         """The :class:`CellSummary` of C, with the cells' scatter when
         ``scatter`` is True (a source that forms the matrices only: see
         :func:`fastrbfkm._axes.forms_scatter`); here from the
-        :meth:`removal_costs`, :meth:`cell_inertia` and :meth:`scatter`
-        passes, where :class:`BlockRows` makes one pass."""
+        :meth:`removal_costs` and :meth:`cell_inertia` passes and the
+        :meth:`scatter` pass (the hard :meth:`stats` for the masses without
+        it), where :class:`BlockRows` makes one pass."""
         N, A = self.scatter(C, 0.0, K.HARD) if scatter else (self.stats(C, 0.0, K.HARD)[0], None)
         return CellSummary(self.removal_costs(C), self.cell_inertia(C), N, A)
 

@@ -325,6 +325,24 @@ def test_cell_summary_ties_empty_cells_and_one_center(dtype):
     np.testing.assert_allclose(one[2], [w.sum()])
 
 
+def test_cell_summary_cells_are_hard_assign_cells_on_ties(dtype):
+    """Rows on an integer grid, centers among them and one duplicated, d * k
+    above DIRECT_MAX (the BLAS path): every row's cell is hard_assign's,
+    ties to the lowest index, in float32 too."""
+    rng = np.random.default_rng(3)
+    X = rng.integers(0, 3, size=(700, 20)).astype(dtype)
+    C = X[:10].copy()
+    C[7] = C[2]  # a duplicate center: its cell is empty
+    w = rng.uniform(0.5, 2.0, 700)
+    labels = K.hard_assign(X, C, w, False)[0]
+    sums, A = K.cell_summary(X, C, w, True)
+    # a row in another cell moves at least 0.5 of mass: a rounding-level
+    # tolerance tells them apart
+    np.testing.assert_allclose(sums[2], np.bincount(labels, weights=w, minlength=10), rtol=1e-12)
+    assert sums[2][7] == 0.0 and not A[7].any()
+    np.testing.assert_allclose(K.cell_summary(X, C, w, False)[0], sums, rtol=1e-12)
+
+
 @pytest.mark.parametrize("shape", SHAPES[:-2])  # d^2 per row: not the two widest
 @pytest.mark.parametrize("assignment", ["hard", "softmax", "entmax15"])
 def test_center_scatter(shape, assignment, dtype):

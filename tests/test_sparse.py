@@ -288,6 +288,7 @@ def test_default_fit_on_csr_ends_where_the_dense_fit_ends(seed, k):
 def test_transfers_run_on_csr_rows_with_many_clusters_and_not_on_dense(monkeypatch):
     """On CSR rows the single-row transfers run whatever k is (text-like
     data gains most from them); on dense rows they stop at MANY_CLUSTERS."""
+    import fastrbfkm.estimator
     import fastrbfkm.lloyd as lloyd
 
     monkeypatch.setattr(lloyd, "MANY_CLUSTERS", 4)
@@ -300,7 +301,7 @@ def test_transfers_run_on_csr_rows_with_many_clusters_and_not_on_dense(monkeypat
         swept.append((rows.sparse, out.n_iter - start.n_iter))
         return out
 
-    monkeypatch.setattr(fk.estimator, "improve_by_transfers", counted)
+    monkeypatch.setattr(fastrbfkm.estimator, "improve_by_transfers", counted)
     fk.RBFKMeans(6, random_state=0).fit(M)
     assert swept and swept[-1][0] and swept[-1][1] >= 1  # sweeps ran
     swept.clear()

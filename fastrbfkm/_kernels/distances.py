@@ -168,10 +168,10 @@ def sqdist_cols(X, start, stop, mu, Cs, cnorm, xbuf, DT, best, second, arg):
             cj = np.float64(cnorm[j])
             for r in range(block):
                 s = norms[r] + cj - 2.0 * DT[j, r]
-                dist = s if s > 0.0 else 0.0
-                closer = dist < best[r]
-                second[r] = min(second[r], max(best[r], dist))
-                best[r] = dist if closer else best[r]
+                DT[j, r] = s if s > 0.0 else 0.0  # compared in X's dtype, as below
+                closer = DT[j, r] < best[r]
+                second[r] = min(second[r], max(best[r], DT[j, r]))
+                best[r] = DT[j, r] if closer else best[r]
                 arg[r] = j if closer else arg[r]
         return
     for j in range(k):
