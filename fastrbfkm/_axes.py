@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _kernels as K
-from ._principal import dense_eigenpairs, lanczos_eigenpairs
+from ._principal import dense_eigenpairs, dense_values, lanczos_eigenpairs
 from ._rows import BlockRows, CellSummary, Moments, Rows
 from ._sphere import MIN_RESULTANT, mean_direction, tangent, tangent_scatter
 from ._tunables import DENSE_MAX, LANCZOS_RTOL, LANCZOS_STEPS, ROUGH_STEPS
@@ -64,6 +64,25 @@ def cell_axes(rows: Rows, C: np.ndarray, cells: CellSummary):
     if cells.scatter is None:
         return principal(rows, C, 0.0, K.HARD, rough=True)
     return _from_scatter(rows, C, cells.mass, cells.scatter)
+
+
+def cell_spreads(rows: Rows, C: np.ndarray, cells: CellSummary):
+    """``(N, values, axes_of)``: :func:`cell_axes`'s masses and principal
+    variances, and ``axes_of(index)``, the unit principal axes of the cells
+    ``index`` (``(len(index), d)``). From a formed scatter, the variances
+    come without the eigenvectors and ``axes_of`` computes only those asked
+    for: a swap round that moves a few dozen of a thousand cells does not
+    pay for the rest's axes."""
+    if cells.scatter is None:
+        N, values, axes = cell_axes(rows, C, cells)
+        return N, values, lambda index: axes[index]
+    A = tangent_scatter(cells.scatter, C) if rows.sphere else cells.scatter
+    N = cells.mass
+
+    def axes_of(index: np.ndarray) -> np.ndarray:
+        return dense_eigenpairs(N[index], A[index])[1]
+
+    return N, dense_values(N, A), axes_of
 
 
 def _from_scatter(rows: Rows, C: np.ndarray, N: np.ndarray, A: np.ndarray):

@@ -52,6 +52,18 @@ def dense_eigenpairs(N: np.ndarray, A: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return values, signed(axes)
 
 
+def dense_values(N: np.ndarray, A: np.ndarray) -> np.ndarray:
+    """The largest eigenvalue of ``A[g] / N[g]`` (at least 0; zero where
+    ``N[g] = 0``) without the eigenvectors: about a third of
+    :func:`dense_eigenpairs`'s time (LAPACK's ``syevd`` without vectors),
+    for callers that need the axes of a few matrices only."""
+    values = np.zeros(A.shape[0])
+    alive = np.flatnonzero(N > 0)
+    if alive.size:
+        values[alive] = np.maximum(np.linalg.eigvalsh(A[alive] / N[alive, None, None])[:, -1], 0.0)
+    return values
+
+
 def lanczos_eigenpairs(
     apply: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]],
     m: int,

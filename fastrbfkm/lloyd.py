@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _kernels as K
-from ._axes import cell_axes, forms_scatter
+from ._axes import cell_axes, cell_spreads, forms_scatter
 from ._rows import Rows
 from ._sphere import project
 from ._tunables import (
@@ -40,7 +40,6 @@ class LloydResult:
     centers: np.ndarray
     inertia: float
     n_iter: int
-    counts: np.ndarray  # rows per center
 
 
 def update_centers(rows: Rows, C: np.ndarray, N: np.ndarray, S: np.ndarray) -> np.ndarray:
@@ -88,7 +87,9 @@ def run_lloyd(
     the same iteration without keeping the labels of every row. With
     ``measure`` False the final inertia pass is skipped (a caller that
     assigns the rows to the result next measures it there): the result's
-    inertia is then NaN and its counts empty. ``report(iteration, inertia,
+    inertia is then NaN. Where the source carries bounds between passes
+    (many centers), the final pass is a pruned one too: after the last
+    small shift it skips nearly every distance. ``report(iteration, inertia,
     shift)``, when given, is called after every iteration (counted from 0)
     with the inertia at the centers it started from and the squared shift.
 
@@ -115,11 +116,14 @@ def run_lloyd(
         if shift <= tol:
             break
         if beat is not None and _losing(seen, beat):
-            return LloydResult(C, inertia, n_iter, np.zeros(0, dtype=np.int64))
+            return LloydResult(C, inertia, n_iter)
     if not measure:
-        return LloydResult(C, float("nan"), n_iter, np.zeros(0, dtype=np.int64))
-    inertia, counts = rows.inertia(C)
-    return LloydResult(C, inertia, n_iter, counts)
+        return LloydResult(C, float("nan"), n_iter)
+    if bounds is not None:
+        inertia = float(rows.hard_stats(C, bounds)[2][K.INERTIA])
+    else:
+        inertia = rows.inertia(C)[0]
+    return LloydResult(C, inertia, n_iter)
 
 
 def _losing(seen: list[float], beat: float) -> bool:
@@ -181,11 +185,11 @@ def improve_by_swaps(
         C = best.centers
         cells = rows.cell_summary(C, forms_scatter(rows))
         costs = cells.costs
-        N, spread, axes = cell_axes(rows, C, cells)
-        gain = 2.0 / np.pi * (N * spread)
         if batch > 1:
+            N, spread, axes_of = cell_spreads(rows, C, cells)
+            gain = 2.0 / np.pi * (N * spread)
             found = _moves_at_once(
-                rows, best, cells.cells, gain, costs, batch, spread, axes, max_iter, tol
+                rows, best, cells.cells, gain, costs, batch, spread, axes_of, max_iter, tol
             )
             if found is not None:
                 trial, its = found
@@ -196,6 +200,8 @@ def improve_by_swaps(
                 if gained:
                     continue
                 break
+        N, spread, axes = cell_axes(rows, C, cells)
+        gain = 2.0 / np.pi * (N * spread)
         net = gain[None, :] - costs[:, None]  # net[r, s]
         np.fill_diagonal(net, -np.inf)
         order = np.argsort(-net, axis=None, kind="stable")
@@ -210,7 +216,7 @@ def improve_by_swaps(
                 break
         if not improved:
             break
-    return LloydResult(best.centers, best.inertia, n_iter, best.counts)
+    return LloydResult(best.centers, best.inertia, n_iter)
 
 
 def _moved(C, moves, spread, axes, dtype) -> np.ndarray:
@@ -224,7 +230,7 @@ def _moved(C, moves, spread, axes, dtype) -> np.ndarray:
     return out.astype(dtype)
 
 
-def _moves_at_once(rows, best, before, gain, cost, most, spread, axes, max_iter, tol):
+def _moves_at_once(rows, best, before, gain, cost, most, spread, axes_of, max_iter, tol):
     """Many moves in one round: ``(result, iterations)`` or None.
 
     Up to ``most`` moves whose regions are disjoint (:func:`_apart_regions`)
@@ -235,9 +241,10 @@ def _moves_at_once(rows, best, before, gain, cost, most, spread, axes, max_iter,
     runs again from there (on 100000 x 32 blobs with k = 512 every round's
     joint run ended lower than such a mix would have, so the mix is only
     the fallback). ``before`` is each cell's inertia at ``best.centers``
-    (:class:`~fastrbfkm._rows.CellSummary`). None when the source cannot
-    give it or fewer than two moves are apart; ``best`` itself when no
-    region gained.
+    (:class:`~fastrbfkm._rows.CellSummary`); ``spread`` and ``axes_of``
+    (:func:`~fastrbfkm._axes.cell_spreads`) place the moves, the axes of
+    the split cells only. None when the source cannot give ``before`` or
+    fewer than two moves are apart; ``best`` itself when no region gained.
     """
     C = best.centers
     if before is None:
@@ -245,7 +252,11 @@ def _moves_at_once(rows, best, before, gain, cost, most, spread, axes, max_iter,
     regions = _apart_regions(C, gain, cost, most)
     if len(regions) < 2:
         return None
-    moved = _moved(C, [move for move, _ in regions], spread, axes, rows.dtype)
+    moves = [move for move, _ in regions]
+    axes = np.zeros(C.shape, dtype=np.float64)
+    split = np.array([s for _, s in moves])
+    axes[split] = axes_of(split)  # only the split cells' axes are used
+    moved = _moved(C, moves, spread, axes, rows.dtype)
     trial = run_lloyd(rows, moved, max_iter, tol)
     if trial.inertia < best.inertia:
         return trial, trial.n_iter
@@ -313,7 +324,7 @@ def improve_by_transfers(rows: Rows, start: LloydResult, max_sweeps: int) -> Llo
         return start
     centers, sweeps = done
     centers = centers.astype(rows.dtype)
-    inertia, counts = rows.inertia(centers)
+    inertia = rows.inertia(centers)[0]
     if not inertia < start.inertia:  # nothing moved (or rounding in the dtype)
-        return LloydResult(start.centers, start.inertia, start.n_iter + sweeps, start.counts)
-    return LloydResult(centers, inertia, start.n_iter + sweeps, counts)
+        return LloydResult(start.centers, start.inertia, start.n_iter + sweeps)
+    return LloydResult(centers, inertia, start.n_iter + sweeps)

@@ -308,6 +308,27 @@ def test_cell_summary(shape, dtype):
     np.testing.assert_allclose(unit[2], naive.cell_summary(X, C)[2], rtol=0, atol=1e-9)
 
 
+def test_cell_summary_scatter_by_pieces(dtype):
+    """The scatter of cells of every size: under GEMM_MIN_ROWS rows (row by
+    row), a few pieces of CELL_PIECE rows and a remainder (BLAS products),
+    weighted, over several chunks: the naive reference's."""
+    from fastrbfkm._kernels.dense import CELL_PIECE, GEMM_MIN_ROWS
+
+    rng = np.random.default_rng(8)
+    sizes = [3 * CELL_PIECE + 5, GEMM_MIN_ROWS - 1, GEMM_MIN_ROWS, 1, 2 * MIN_CHUNK_ROWS]
+    C = (20.0 * np.arange(len(sizes))[:, None] * np.ones((1, 6))).astype(dtype)
+    X = np.concatenate([C[j] + rng.normal(size=(m, 6)) for j, m in enumerate(sizes)])
+    X = X[rng.permutation(len(X))].astype(dtype)
+    w = rng.uniform(0.5, 2.0, len(X))
+    for weights in (w, np.empty(0)):
+        sums, A = K.cell_summary(X, C, weights, True)
+        ref = naive.cell_summary(X, C, weights if weights.size else None)
+        assert np.array_equal(ref[2] > 0, np.ones(len(sizes), dtype=bool))  # every size is there
+        np.testing.assert_allclose(sums[2], ref[2], rtol=1e-12)
+        tol = 10 * tolerance(dtype) * (np.abs(ref[3]).max() + 1)
+        np.testing.assert_allclose(A, ref[3], rtol=0, atol=tol)
+
+
 def test_cell_summary_ties_empty_cells_and_one_center(dtype):
     """A row equidistant from two centers is the lowest's, at zero cost; a
     center no row is nearest to has an empty cell; one center costs nothing."""

@@ -13,6 +13,7 @@ from numba import njit, prange
 
 from .chunks import chunk_bounds, n_chunks
 from .layout import (
+    cell_buffers,
     centers_for,
     column_buffers,
     dims,
@@ -21,7 +22,7 @@ from .layout import (
     nearest_buffers,
     nearest_rows,
     rows_per_block,
-    scatter_row,
+    scatter_cell,
     sqdist_cols,
 )
 
@@ -38,8 +39,10 @@ def cell_summary(X, C, w, scatter):
     second-nearest center (zeros for k = 1), ``sums[CELLS]`` the weighted
     inertia of its cell and ``sums[MASS]`` the cell's weight. With
     ``scatter`` (dense X only), ``A`` is ``(k, d, d)``: each cell's weighted
-    scatter around its center, as :func:`~.scatter.center_scatter` forms it
-    at ``mode = HARD`` (the same arithmetic per row); else ``(0, 0, 0)``.
+    scatter around its center, what :func:`~.scatter.center_scatter` forms
+    at ``mode = HARD`` (in another order: a chunk's rows grouped by cell,
+    one BLAS product per piece of a cell, :func:`~.dense.scatter_cell`);
+    else ``(0, 0, 0)``.
 
     Nearest and second-nearest distances are found as
     :func:`~.assignment.hard_assign` finds the nearest (the same distances,
@@ -62,6 +65,7 @@ def cell_summary(X, C, w, scatter):
         diff = np.empty(dd)
         sums = part[c]
         Ac = A_part[c]
+        labels = np.empty(stop - start if scatter else 0, dtype=np.int64)
         for b in range(start, stop, step):
             e = min(stop, b + step)
             if direct:
@@ -77,10 +81,35 @@ def cell_summary(X, C, w, scatter):
                 sums[CELLS, j] += wi * dmin
                 sums[MASS, j] += wi
                 if scatter:
-                    scatter_row(X, i, C, j, wi, Ac[j], diff)
+                    labels[i - start] = j
+        if scatter:
+            _scatter_cells(X, w, C, labels, start, Ac, diff)
     total = np.zeros((3, k))
     A = np.zeros((k if scatter else 0, dd, dd))
     for c in range(chunks):
         total += part[c]
         A += A_part[c]
     return total, A
+
+
+@njit(cache=True)
+def _scatter_cells(X, w, C, labels, start, A, diff):
+    """Add to ``A`` the scatter of the rows ``start + s`` around their
+    centers ``labels[s]``: the rows grouped by cell (a counting sort, in row
+    order within a cell), each cell's in BLAS products."""
+    k = C.shape[0]
+    first = np.zeros(k + 1, dtype=np.int64)
+    for s in range(labels.shape[0]):
+        first[labels[s] + 1] += 1
+    for j in range(k):
+        first[j + 1] += first[j]
+    order = np.empty(labels.shape[0], dtype=np.int64)
+    filled = first[:k].copy()
+    for s in range(labels.shape[0]):
+        j = labels[s]
+        order[filled[j]] = start + s
+        filled[j] += 1
+    D, Dw, G = cell_buffers(X)
+    for j in range(k):
+        if first[j + 1] > first[j]:
+            scatter_cell(X, order[first[j] : first[j + 1]], w, C, j, A[j], diff, D, Dw, G)

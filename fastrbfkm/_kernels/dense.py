@@ -138,6 +138,47 @@ def scatter_row(X, i, C, j, coef, A, diff):
             A[s, t] += v * diff[t]
 
 
+#: Rows of one cell that :func:`scatter_cell` gathers for one BLAS product.
+CELL_PIECE = 256
+
+
+@njit(cache=True)
+def cell_buffers(X):
+    """Work arrays of :func:`scatter_cell`: ``(D, Dw, G)``, float64."""
+    d = X.shape[1]
+    return np.empty((CELL_PIECE, d)), np.empty((CELL_PIECE, d)), np.empty((d, d))
+
+
+@njit(cache=True)
+def scatter_cell(X, rows, w, C, j, A, diff, D, Dw, G):
+    """``A += sum_i w_i (x_i - c_j)(x_i - c_j)^T`` over the rows ``rows``
+    (all in cell j; ``w`` of length 0: unit weights): the differences, in
+    float64, gathered :data:`CELL_PIECE` rows at a time into one BLAS
+    product each, from ``GEMM_MIN_ROWS`` rows on; fewer go row by row
+    (:func:`scatter_row`). The same sum as :func:`scatter_row` over the
+    rows, in another order: a d x d update a row is a matrix-vector
+    product's arithmetic, a piece's is a matrix product's."""
+    m = rows.shape[0]
+    if m < GEMM_MIN_ROWS:
+        for s in range(m):
+            scatter_row(X, rows[s], C, j, w[rows[s]] if w.shape[0] else 1.0, A, diff)
+        return
+    d = X.shape[1]
+    for first in range(0, m, CELL_PIECE):
+        size = min(CELL_PIECE, m - first)
+        for s in range(size):
+            i = rows[first + s]
+            wi = w[i] if w.shape[0] else 1.0
+            for t in range(d):
+                v = np.float64(X[i, t]) - C[j, t]
+                D[s, t] = v
+                Dw[s, t] = wi * v
+        np.dot(Dw[:size].T, D[:size], G)
+        for s in range(d):
+            for t in range(d):
+                A[s, t] += G[s, t]
+
+
 #: Up to this many features, a dense row's distances to the seeding's
 #: candidates are summed float64 differences (:func:`seed_distances`), exact;
 #: from more on, the expansion with one float64 BLAS product per block.

@@ -255,6 +255,18 @@ def scatter_row(X, i, C, j, coef, A, diff):
 
 
 @njit(cache=True)
+def cell_buffers(X):
+    """Empty: :func:`scatter_cell` never runs on CSR rows."""
+    return np.empty((0, 0)), np.empty((0, 0)), np.empty((0, 0))
+
+
+@njit(cache=True)
+def scatter_cell(X, rows, w, C, j, A, diff, D, Dw, G):
+    """Never called, as :func:`scatter_row`."""
+    raise ValueError("the d x d scatter of CSR rows is never formed")
+
+
+@njit(cache=True)
 def seed_norms(X):
     """``(mu, norms)``: no shift (empty) and the rows' squared norms, float64."""
     n = X.indptr.shape[0] - 1
