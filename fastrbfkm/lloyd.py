@@ -279,10 +279,7 @@ def _apart_regions(C: np.ndarray, gain: np.ndarray, cost: np.ndarray, most: int)
     k = C.shape[0]
     P = C.astype(np.float64)
     P -= P.mean(axis=0)
-    sq = (P * P).sum(axis=1)
-    G = sq[:, None] + sq[None, :] - 2.0 * (P @ P.T)
-    q = min(NEIGHBOURS, k - 1)
-    near = np.argpartition(G, q, axis=1)[:, : q + 1]  # each center and its nearest
+    near = K.nearest_centers(P, (P * P).sum(axis=1), min(NEIGHBOURS, k - 1))
     cheap = np.argsort(cost, kind="stable")
     taken = np.zeros(k, dtype=bool)
     chosen = []

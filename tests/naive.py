@@ -305,3 +305,12 @@ def spherical_critical(X, assignment, k, w=None):
     lam = np.linalg.eigvalsh(P @ cov @ P)[-1]
     factor = np.sqrt(k) if assignment == "entmax15" else 1.0
     return 2.0 * factor * lam / np.linalg.norm(m)
+
+
+def nearest_centers(C, q):
+    """Each center's index, then its q nearest other centers (nearest
+    first, ties to the lowest index)."""
+    D = sqdist(C, C)
+    np.fill_diagonal(D, np.inf)
+    order = np.argsort(D, axis=1, kind="stable")[:, :q]
+    return np.concatenate([np.arange(len(C))[:, None], order], axis=1)

@@ -114,6 +114,25 @@ def test_half_gaps_are_lower_bounds():
     assert half_gaps(C[:1])[0] == np.inf
 
 
+@pytest.mark.parametrize("q", [1, 4])
+def test_nearest_centers_over_several_blocks_ties_and_duplicates(q):
+    """Each center and its q nearest others, nearest first, over several
+    blocks of centers; ties (a grid) to the lowest index, a duplicate
+    center nearest to its twin."""
+    from fastrbfkm._kernels.pruned import GAP_ROWS
+
+    rng = np.random.default_rng(2)
+    C = rng.integers(0, 6, size=(2 * GAP_ROWS + 7, 3)).astype(np.float64)
+    C = np.unique(C, axis=0)[rng.permutation(len(np.unique(C, axis=0)))]
+    C[-1] = C[3]  # a duplicate
+    P = C  # integers: every product exact, so ties are exact ties
+    near = K.nearest_centers(P, (P * P).sum(axis=1), q)
+    np.testing.assert_array_equal(near, naive.nearest_centers(C, q))
+    assert near[3, 1] == len(C) - 1 and near[-1, 1] == 3
+    two = K.nearest_centers(P[:2], (P[:2] ** 2).sum(axis=1), 1)
+    np.testing.assert_array_equal(two, [[0, 1], [1, 0]])
+
+
 def test_half_gaps_over_several_blocks_of_centers_and_duplicates():
     from fastrbfkm._kernels.pruned import GAP_ROWS
 

@@ -98,6 +98,7 @@ _block_pass = _entry(_rows_by_centers, update.block_pass)
 pruned_hard_stats = _entry(_rows_by_centers, pruned.pruned_hard_stats)
 pruned_soft_stats = _entry(_rows_by_centers, pruned.pruned_soft_stats)
 nearest_gaps = _entry(lambda P, norms: _rows_by_centers(P, P), pruned.nearest_gaps)
+nearest_centers = _entry(lambda P, norms, q: _rows_by_centers(P, P), pruned.nearest_centers)
 
 
 def block_stats(X, C, w, sigma, mode, with_stats):
@@ -193,6 +194,7 @@ __all__ = [
     "fold_summary",
     "hard_assign",
     "kmeans_plusplus",
+    "nearest_centers",
     "nearest_gaps",
     "pruned_hard_stats",
     "pruned_soft_stats",

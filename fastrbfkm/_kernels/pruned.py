@@ -74,6 +74,45 @@ def nearest_gaps(P, norms):
     return out
 
 
+@njit(cache=True, parallel=True)
+def nearest_centers(P, norms, q):
+    """``(k, 1 + q)`` int64: each center's index, then its ``q`` nearest
+    other centers nearest first (``q <= k - 1``), by the squared distances
+    of :func:`nearest_gaps` (the same blocked BLAS products, ties to the
+    lowest index), with no k x k array."""
+    k, d = P.shape
+    out = np.empty((k, 1 + q), dtype=np.int64)
+    PT = np.empty((d, k))
+    for j in range(k):
+        for t in range(d):
+            PT[t, j] = P[j, t]
+    for b in prange((k + GAP_ROWS - 1) // GAP_ROWS):
+        lo = b * GAP_ROWS
+        hi = min(k, lo + GAP_ROWS)
+        G = np.empty((hi - lo, k))
+        np.dot(P[lo:hi], PT, G)
+        dist = np.empty(q)
+        index = np.empty(q, dtype=np.int64)
+        for r in range(hi - lo):
+            i = lo + r
+            dist[:] = np.inf
+            index[:] = -1
+            for j in range(k):
+                g = norms[i] + norms[j] - 2.0 * G[r, j]
+                if j == i or not g < dist[q - 1]:
+                    continue
+                s = q - 1
+                while s > 0 and g < dist[s - 1]:  # insertion: ties keep the lower index first
+                    dist[s] = dist[s - 1]
+                    index[s] = index[s - 1]
+                    s -= 1
+                dist[s] = g
+                index[s] = j
+            out[i, 0] = i
+            out[i, 1:] = index
+    return out
+
+
 @njit(cache=True)
 def _own_sqdist(X, i, C, j, mu):
     """``(||x_i - c_j||^2, ||x_i - mu||^2)``, float64, from the differences."""
