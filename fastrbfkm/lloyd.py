@@ -173,8 +173,10 @@ def improve_by_swaps(
     (:func:`_moves_at_once`: about two Lloyd runs), and the search stops
     after ``log2(k)`` rounds, or after the first round that lowered the
     inertia by less than ``MIN_ROUND_GAIN``: a cost of a few Lloyd runs, at
-    any k, on sources that give each cell's inertia (the others search one
-    move at a time).
+    any k. On sources that do not give each cell's inertia, and where no two
+    moves are apart (wide sparse rows: every center is among everyone's
+    nearest), a round makes one move, and a kept move that lowered the
+    inertia by less than ``MIN_ROUND_GAIN`` ends the search the same way.
     """
     best = start
     k = start.centers.shape[0]
@@ -212,7 +214,11 @@ def improve_by_swaps(
             trial = run_lloyd(rows, moved, max_iter, tol, beat=bar)
             n_iter += trial.n_iter
             if trial.inertia < bar:
-                best, improved = trial, True
+                # With many centers (one move at a time only where no two
+                # moves are apart) a move that gained little ends the search
+                # as a round of many moves that gained little does.
+                improved = batch == 1 or trial.inertia < best.inertia * (1.0 - MIN_ROUND_GAIN)
+                best = trial
                 break
         if not improved:
             break
