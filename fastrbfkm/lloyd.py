@@ -202,15 +202,20 @@ def improve_by_swaps(
                 if gained:
                     continue
                 break
-        N, spread, axes = cell_axes(rows, C, cells)
-        gain = 2.0 / np.pi * (N * spread)
+        else:
+            N, spread, axes = cell_axes(rows, C, cells)
+            gain = 2.0 / np.pi * (N * spread)
+
+            def axes_of(index, axes=axes):
+                return axes[index]
+
         net = gain[None, :] - costs[:, None]  # net[r, s]
         np.fill_diagonal(net, -np.inf)
         order = np.argsort(-net, axis=None, kind="stable")
         improved = False
         bar = best.inertia * (1.0 - MIN_SWAP_GAIN)
         for r, s in zip(*np.unravel_index(order[:candidates], net.shape), strict=True):
-            moved = _moved(C, [(r, s)], spread, axes, rows.dtype)
+            moved = _moved(C, [(r, s)], spread, axes_of, rows.dtype)
             trial = run_lloyd(rows, moved, max_iter, tol, beat=bar)
             n_iter += trial.n_iter
             if trial.inertia < bar:
@@ -225,12 +230,13 @@ def improve_by_swaps(
     return LloydResult(best.centers, best.inertia, n_iter)
 
 
-def _moved(C, moves, spread, axes, dtype) -> np.ndarray:
+def _moved(C, moves, spread, axes_of, dtype) -> np.ndarray:
     """C with every move ``(r, s)`` made: r and s placed on either side of
-    ``c_s`` along its principal axis."""
+    ``c_s`` along its principal axis (``axes_of``: of the cells s only)."""
     out = C.astype(np.float64)
-    for r, s in moves:
-        offset = np.sqrt(2.0 * spread[s] / np.pi) * axes[s]
+    axes = axes_of(np.array([s for _, s in moves], dtype=np.int64))
+    for (r, s), axis in zip(moves, axes, strict=True):
+        offset = np.sqrt(2.0 * spread[s] / np.pi) * axis
         out[r] = C[s] + offset
         out[s] = C[s] - offset
     return out.astype(dtype)
@@ -258,11 +264,7 @@ def _moves_at_once(rows, best, before, gain, cost, most, spread, axes_of, max_it
     regions = _apart_regions(C, gain, cost, most)
     if len(regions) < 2:
         return None
-    moves = [move for move, _ in regions]
-    axes = np.zeros(C.shape, dtype=np.float64)
-    split = np.array([s for _, s in moves])
-    axes[split] = axes_of(split)  # only the split cells' axes are used
-    moved = _moved(C, moves, spread, axes, rows.dtype)
+    moved = _moved(C, [move for move, _ in regions], spread, axes_of, rows.dtype)
     trial = run_lloyd(rows, moved, max_iter, tol)
     if trial.inertia < best.inertia:
         return trial, trial.n_iter

@@ -131,6 +131,11 @@ def test_nearest_centers_over_several_blocks_ties_and_duplicates(q):
     assert near[3, 1] == len(C) - 1 and near[-1, 1] == 3
     two = K.nearest_centers(P[:2], (P[:2] ** 2).sum(axis=1), 1)
     np.testing.assert_array_equal(two, [[0, 1], [1, 0]])
+    # every other center (q = k - 1), and none (q = 0, one center)
+    norms = (P[:9] ** 2).sum(axis=1)
+    every = K.nearest_centers(P[:9], norms, 8)
+    np.testing.assert_array_equal(every, naive.nearest_centers(C[:9], 8))
+    np.testing.assert_array_equal(K.nearest_centers(P[:1], norms[:1], 0), [[0]])
 
 
 def test_half_gaps_over_several_blocks_of_centers_and_duplicates():

@@ -65,7 +65,7 @@ def cell_summary(X, C, w, scatter):
         diff = np.empty(dd)
         sums = part[c]
         Ac = A_part[c]
-        labels = np.empty(stop - start if scatter else 0, dtype=np.int64)
+        labels = np.empty(stop - start if scatter else 0, dtype=np.int32)
         for b in range(start, stop, step):
             e = min(stop, b + step)
             if direct:

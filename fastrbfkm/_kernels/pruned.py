@@ -77,11 +77,16 @@ def nearest_gaps(P, norms):
 @njit(cache=True, parallel=True)
 def nearest_centers(P, norms, q):
     """``(k, 1 + q)`` int64: each center's index, then its ``q`` nearest
-    other centers nearest first (``q <= k - 1``), by the squared distances
-    of :func:`nearest_gaps` (the same blocked BLAS products, ties to the
-    lowest index), with no k x k array."""
+    other centers nearest first (``0 <= q <= k - 1``), by the expanded
+    squared distances ``norms_i + norms_j - 2 P_i . P_j`` (the blocked BLAS
+    products of :func:`nearest_gaps`, without its rounding margin; ties to
+    the lowest index), with no k x k array."""
     k, d = P.shape
     out = np.empty((k, 1 + q), dtype=np.int64)
+    for i in range(k):
+        out[i, 0] = i
+    if q <= 0:
+        return out
     PT = np.empty((d, k))
     for j in range(k):
         for t in range(d):
@@ -108,7 +113,6 @@ def nearest_centers(P, norms, q):
                     s -= 1
                 dist[s] = g
                 index[s] = j
-            out[i, 0] = i
             out[i, 1:] = index
     return out
 
