@@ -52,12 +52,9 @@ def nearest_gaps(P, norms):
     despite the expansion's rounding (``inf`` for one center). The products
     are one BLAS product per block of :data:`GAP_ROWS` centers (run it with
     BLAS on one thread: the blocks are parallel), with no k x k array."""
-    k, d = P.shape
+    k = P.shape[0]
     out = np.empty(k)
-    PT = np.empty((d, k))
-    for j in range(k):
-        for t in range(d):
-            PT[t, j] = P[j, t]
+    PT = np.ascontiguousarray(P.T)
     for b in prange((k + GAP_ROWS - 1) // GAP_ROWS):
         lo = b * GAP_ROWS
         hi = min(k, lo + GAP_ROWS)
@@ -81,16 +78,13 @@ def nearest_centers(P, norms, q):
     squared distances ``norms_i + norms_j - 2 P_i . P_j`` (the blocked BLAS
     products of :func:`nearest_gaps`, without its rounding margin; ties to
     the lowest index), with no k x k array."""
-    k, d = P.shape
+    k = P.shape[0]
     out = np.empty((k, 1 + q), dtype=np.int64)
     for i in range(k):
         out[i, 0] = i
     if q <= 0:
         return out
-    PT = np.empty((d, k))
-    for j in range(k):
-        for t in range(d):
-            PT[t, j] = P[j, t]
+    PT = np.ascontiguousarray(P.T)
     for b in prange((k + GAP_ROWS - 1) // GAP_ROWS):
         lo = b * GAP_ROWS
         hi = min(k, lo + GAP_ROWS)
