@@ -11,7 +11,7 @@ Block sizes and thresholds inside the kernels stay in ``fastrbfkm._kernels``
 from __future__ import annotations
 
 # ----------------------------------------------------------------- annealing
-# (fastrbfkm.annealing, fastrbfkm.estimator)
+# (fastrbfkm.annealing, fastrbfkm._schedule, fastrbfkm.estimator)
 
 #: Active centers closer than this times sqrt(sigma) are merged into one.
 #: Larger merges splits that have not yet opened; smaller keeps near-copies

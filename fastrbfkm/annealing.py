@@ -1,5 +1,6 @@
-"""Deterministic annealing: temperature schedules, the critical temperature,
-and warm-started soft Lloyd steps down a decreasing sequence of temperatures.
+"""Deterministic annealing: the annealing plan, the critical temperature,
+and warm-started soft Lloyd steps down a decreasing sequence of temperatures
+(the schedule, from :mod:`fastrbfkm._schedule`).
 
 At a fixed temperature the soft Lloyd step ``c_k <- m_k`` (see
 docs/conventions.md) is iterated to a fixed point; the next, colder
@@ -14,7 +15,6 @@ how RBFKMeans uses these pieces.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -26,10 +26,10 @@ from ._axes import largest_variance, principal
 from ._backend import open_rows
 from ._deprecation import keyword_only, renamed, warn
 from ._rows import Rows
+from ._schedule import GeometricSchedule, GivenSchedule, Schedule
 from ._sphere import project, resultant
 from ._threads import one_blas_thread
 from ._tunables import (
-    MAX_TEMPERATURES,
     MERGE_RADIUS,
     PERTURBATION,
     SOFTMAX_HARD_TOL,
@@ -196,22 +196,6 @@ def critical_temperature(
     return critical_from_variance(largest_variance(rows, rows.moments()), n_clusters, mode)
 
 
-def geometric_schedule(start: float, stop: float, cooling: float) -> np.ndarray:
-    """``start, start*cooling, start*cooling^2, ...`` down to the first value ``<= stop``."""
-    if not (start > 0 and stop > 0 and 0 < cooling < 1):
-        raise ValueError("need start > 0, stop > 0 and 0 < cooling < 1.")
-    count = 1
-    if stop < start:
-        count = max(1, int(np.ceil(np.log(stop / start) / np.log(cooling))) + 1)
-    if count > MAX_TEMPERATURES:
-        raise ValueError(
-            f"cooling={cooling!r} would take {count} temperatures from {start:.3g} down to "
-            f"{stop:.3g}; at most {MAX_TEMPERATURES} are allowed: cool faster (a smaller "
-            "cooling; the default is 0.8) or stop at a higher temperature."
-        )
-    return start * cooling ** np.arange(count)
-
-
 @dataclass(frozen=True)
 class AnnealSettings:
     """How :func:`run_anneal` converges at a temperature and moves down the schedule.
@@ -266,25 +250,23 @@ class AnnealSettings:
 
 @dataclass(frozen=True)
 class AnnealPlan:
-    """The annealing policy, in one place: where it starts, how it cools,
-    how many soft steps a temperature gets, where and when it stops.
+    """The annealing policy, in one place: its schedule of temperatures
+    (:mod:`fastrbfkm._schedule`), how many soft steps a temperature gets,
+    how centers split, when it stops.
 
-    :class:`fastrbfkm.RBFKMeans` anneals down a schedule of temperatures
-    (:meth:`schedule`, run by :func:`run_anneal` with :meth:`settings`);
-    :class:`fastrbfkm.MiniBatchRBFKMeans` walks the same kind of geometric
-    sequence one temperature at a time over its batches (:meth:`next`,
-    :meth:`first_below`, :meth:`ends_after`); :func:`anneal` runs a
-    schedule the caller gives (:meth:`given`).
+    :class:`fastrbfkm.RBFKMeans` (:meth:`for_estimator`),
+    :func:`fastrbfkm.phase_diagram` (:meth:`for_diagram`) and
+    :func:`anneal` (:meth:`given`) run the schedule's temperatures with
+    :func:`run_anneal` (and :meth:`settings`);
+    :class:`fastrbfkm.MiniBatchRBFKMeans` (:meth:`for_batches`) walks the
+    schedule one temperature at a time over its batches
+    (:meth:`fastrbfkm._schedule.Schedule.next`, ``first_below``,
+    ``ends_after``).
 
     Attributes
     ----------
-    start : float
-        The first temperature.
-    cooling : float or None
-        The factor between temperatures, in (0, 1) (None for a given schedule).
-    stop : float or None
-        The last temperature: the schedule goes down to the first
-        temperature at or below it (None: ``start`` only).
+    schedule : Schedule
+        The temperatures.
     stop_when_hard : bool
         End after the first temperature at which every row is hard.
     skip_idle : bool
@@ -296,20 +278,14 @@ class AnnealPlan:
         ``max_iter``).
     perturbation : float
         The symmetry-breaking nudge, relative to a center's spread.
-    temperatures : ndarray or None
-        A schedule given as it is (:meth:`given`), instead of the geometric
-        one from ``start`` to ``stop``.
     """
 
-    start: float
-    cooling: float | None
-    stop: float | None
+    schedule: Schedule
     stop_when_hard: bool = False
     skip_idle: bool = False
     max_iter: int = 1000
     tail_iter: int | None = None
     perturbation: float = 1e-3
-    temperatures: np.ndarray | None = field(default=None, compare=False)
 
     @classmethod
     def for_estimator(
@@ -341,12 +317,10 @@ class AnnealPlan:
         else:
             stop = None
         auto = sigma_min is None and sigma == "auto"
-        plan = cls(start, cooling, stop, stop_when_hard=auto, skip_idle=auto)
-        steps = guided and len(plan.schedule()) > 1  # a few steps a temperature
+        schedule = GeometricSchedule(start, cooling, stop)
+        steps = guided and len(schedule.temperatures()) > 1  # a few steps a temperature
         return cls(
-            start,
-            cooling,
-            stop,
+            schedule,
             stop_when_hard=auto,
             skip_idle=auto,
             max_iter=int(anneal_steps if steps else max_iter),
@@ -359,7 +333,21 @@ class AnnealPlan:
         """The plan of :class:`fastrbfkm.MiniBatchRBFKMeans`: from the
         critical temperature of its probe rows down by ``cooling`` a
         temperature, at most to the float64 resolution below it."""
-        return cls(sigma_c, cooling, sigma_c * np.finfo(np.float64).eps)
+        return cls(GeometricSchedule(sigma_c, float(cooling), sigma_c * np.finfo(np.float64).eps))
+
+    @classmethod
+    def for_diagram(cls, sigma_c: float, cooling: float, max_iter: int) -> AnnealPlan:
+        """The plan of :func:`fastrbfkm.phase_diagram`: from just above the
+        critical temperature (``sigma_c / cooling``) down by ``cooling`` a
+        temperature, at most to the float64 resolution below ``sigma_c``,
+        skipping idle temperatures."""
+        stop = sigma_c * np.finfo(np.float64).eps
+        return cls(
+            GeometricSchedule(sigma_c / cooling, cooling, stop),
+            skip_idle=True,
+            max_iter=max_iter,
+            perturbation=PERTURBATION,
+        )
 
     @classmethod
     def given(
@@ -371,28 +359,17 @@ class AnnealPlan:
     ) -> AnnealPlan:
         """A schedule given as it is (:func:`anneal`), no skipping."""
         return cls(
-            float(temperatures[0]),
-            None,
-            float(temperatures[-1]),
+            GivenSchedule(temperatures),
             stop_when_hard=stop_when_hard,
             max_iter=int(max_iter),
             perturbation=perturbation,
-            temperatures=temperatures,
         )
 
     @property
     def open_ended(self) -> bool:
-        """Whether the schedule's length is not known ahead (it ends when
-        the rows are hard)."""
-        return self.stop_when_hard and self.temperatures is None
-
-    def schedule(self) -> np.ndarray:
-        """The temperatures, decreasing."""
-        if self.temperatures is not None:
-            return self.temperatures
-        if self.stop is None:
-            return np.array([self.start])
-        return geometric_schedule(self.start, self.stop, self.cooling)
+        """Whether the run may end before the schedule does (when the rows
+        are hard): its length is then only a bound."""
+        return self.stop_when_hard
 
     def settings(self, tol: float, scale2: float, record_all: bool = True) -> AnnealSettings:
         """How :func:`run_anneal` follows this plan."""
@@ -405,21 +382,6 @@ class AnnealPlan:
             skip_idle=self.skip_idle,
             tail_iter=self.tail_iter,
             record_all=record_all,
-        )
-
-    def next(self, sigma: float) -> float:
-        """The temperature after ``sigma``."""
-        return sigma * float(self.cooling)
-
-    def ends_after(self, sigma: float) -> bool:
-        """Whether the sequence ends at ``sigma`` (the next one is below ``stop``)."""
-        return sigma * self.cooling < self.stop
-
-    def first_below(self, sigma: float, top: float) -> float:
-        """The first temperature of the sequence from ``sigma`` below ``top``
-        (``0 < top <= sigma``): where the next center can split."""
-        return sigma * self.cooling ** (
-            math.floor(math.log(top / sigma) / math.log(self.cooling)) + 1
         )
 
 
@@ -806,4 +768,5 @@ def anneal(
     rng = check_generator(random_state)
     scale2 = float(rows.moments().variance.sum()) / rows.d
     plan = AnnealPlan.given(sig, max_iter, perturbation, stop_when_hard)
-    return run_anneal(rows, C, plan.schedule(), mode, plan.settings(tol * scale2, scale2), rng)
+    temperatures = plan.schedule.temperatures()
+    return run_anneal(rows, C, temperatures, mode, plan.settings(tol * scale2, scale2), rng)

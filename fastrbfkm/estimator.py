@@ -432,7 +432,7 @@ class RBFKMeans(BaseRBFKMeans):
             )
         if plan is not None:
             scale2 = float(moments.variance.sum()) / rows.d
-            schedule = plan.schedule()
+            schedule = plan.schedule.temperatures()
             path = run_anneal(
                 guide,
                 C,

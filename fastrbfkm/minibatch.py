@@ -464,10 +464,11 @@ class MiniBatchRBFKMeans(BaseRBFKMeans):
         self._gaps = np.empty(0)
         merge_copies(C, active, parent, MERGE_RADIUS * np.sqrt(self.sigma_))
         C[~active] = C[parent[~active]]
-        if (active.all() and self._cold(summary, mode)) or self._plan.ends_after(self.sigma_):
+        cold = active.all() and self._cold(summary, mode)
+        if cold or self._plan.schedule.ends_after(self.sigma_):
             self._end_annealing()
         else:
-            self._split(self._plan.next(self.sigma_), mode)
+            self._split(self._plan.schedule.next(self.sigma_), mode)
         if self.verbose:
             print(
                 f"MiniBatchRBFKMeans: batch {self.n_steps_}, sigma {self.sigma_:.4g}, "
@@ -498,7 +499,7 @@ class MiniBatchRBFKMeans(BaseRBFKMeans):
             )
             top = float(found.critical.max(initial=0.0)) / (1.0 + SPLIT_MARGIN)
             if 0 < top <= sigma:  # none splits at sigma: the first temperature below top
-                sigma = self._plan.first_below(sigma, top)
+                sigma = self._plan.schedule.first_below(sigma, top)
             pairs = split_unstable(
                 self._C, self._active, self._parent, found, sigma, self._rng, SPLIT_STEP
             )

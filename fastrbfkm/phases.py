@@ -308,14 +308,7 @@ def diagram_of_rows(
     if not sigma_c > 0:
         raise ValueError("X has no spread (all its rows are the same point): nothing splits.")
     C = np.repeat(moments.mean[None, :], k, axis=0).astype(rows.dtype)
-    plan = AnnealPlan(
-        sigma_c / cooling,
-        cooling,
-        sigma_c * np.finfo(np.float64).eps,
-        skip_idle=True,
-        max_iter=max_iter,
-        perturbation=1e-3,
-    )
+    plan = AnnealPlan.for_diagram(sigma_c, cooling, max_iter)
     settings = plan.settings(tol * scale2, scale2, record_all=False)
     settings = replace(settings, split_margin=1.0 / _TRY_ABOVE - 1.0)
     counts = []
@@ -325,7 +318,8 @@ def diagram_of_rows(
         return counts[-1] >= k  # every center is a cluster of its own
 
     log = SplitLog()
-    path = run_anneal(rows, C, plan.schedule(), mode, settings, rng, callback=count, log=log)
+    sigmas = plan.schedule.temperatures()
+    path = run_anneal(rows, C, sigmas, mode, settings, rng, callback=count, log=log)
     splits, tree, leaves = _split_tree(log)
     n_clusters = np.array(counts, dtype=np.int64)
     # A try that closed at a temperature was one cluster there, whatever its

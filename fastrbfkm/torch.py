@@ -19,6 +19,7 @@ from torch import nn
 
 from . import _kernels as K
 from ._deprecation import keyword_only, renamed
+from ._schedule import GeometricSchedule
 from ._sphere import check_metric
 from ._threads import one_blas_thread
 from ._validation import ASSIGNMENTS, check_value_range
@@ -406,7 +407,8 @@ class RBFKMeansLayer(nn.Module):
 
     @renamed(factor="cooling")
     def anneal(self, cooling: float = 0.8) -> float:
-        """Lower the temperature one step: ``sigma *= cooling``.
+        """Lower the temperature one step: ``sigma *= cooling``, the next
+        temperature of the estimators' geometric schedule.
 
         Parameters
         ----------
@@ -423,7 +425,7 @@ class RBFKMeansLayer(nn.Module):
             raise ValueError(f"cooling must be in (0, 1); got {cooling!r}.")
         if self.sigma == 0:
             return 0.0
-        sigma = self.sigma * cooling
+        sigma = GeometricSchedule(self.sigma, cooling).next(self.sigma)
         if not sigma > 0:
             raise ValueError(
                 f"anneal({cooling!r}) would take sigma from {self.sigma!r} to 0 (underflow); "

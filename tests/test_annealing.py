@@ -79,18 +79,20 @@ def test_the_annealing_plan_holds_the_schedule_policy():
     from fastrbfkm.annealing import AnnealPlan
 
     auto = AnnealPlan.for_estimator("auto", None, 0.8, 10.0, np.float64, True, 3, 300)
-    schedule = auto.schedule()
+    schedule = auto.schedule.temperatures()
     assert schedule[0] == 10.0 / 0.8 and schedule[-1] <= schedule[0] * np.finfo(np.float64).eps
     np.testing.assert_allclose(schedule[1:] / schedule[:-1], 0.8)
     assert auto.open_ended and auto.skip_idle and auto.max_iter == 3 and auto.tail_iter == 10
     fixed = AnnealPlan.for_estimator(2.0, None, 0.8, None, np.float32, True, 3, 300)
-    assert list(fixed.schedule()) == [2.0] and fixed.max_iter == 300 and not fixed.open_ended
+    assert list(fixed.schedule.temperatures()) == [2.0] and fixed.max_iter == 300
+    assert not fixed.open_ended
     down = AnnealPlan.for_estimator(2.0, 0.5, 0.5, None, np.float64, False, 3, 300)
-    assert list(down.schedule()) == [2.0, 1.0, 0.5] and down.max_iter == 300
+    assert list(down.schedule.temperatures()) == [2.0, 1.0, 0.5] and down.max_iter == 300
     assert AnnealPlan.for_estimator("auto", None, 0.8, 0.0, np.float64, True, 3, 300) is None
-    batches = AnnealPlan.for_batches(4.0, 0.5)
+    batches = AnnealPlan.for_batches(4.0, 0.5).schedule
     assert batches.next(4.0) == 2.0 and not batches.ends_after(4.0)
     assert batches.ends_after(4.0 * np.finfo(np.float64).eps)
     assert batches.first_below(4.0, 1.5) == 1.0  # the first of 4, 2, 1, ... below 1.5
     given = AnnealPlan.given(np.array([3.0, 1.0]), 50, 1e-3, False)
-    assert list(given.schedule()) == [3.0, 1.0] and given.settings(0.0, 1.0).max_iter == 50
+    assert list(given.schedule.temperatures()) == [3.0, 1.0]
+    assert given.settings(0.0, 1.0).max_iter == 50

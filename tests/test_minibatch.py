@@ -142,6 +142,21 @@ def test_partial_fit_over_a_stream_of_batches(assignment):
     np.testing.assert_array_equal(km.labels_, km.predict(last))
 
 
+def test_the_temperatures_stay_float64_whatever_the_type_of_cooling():
+    """A float32 ``cooling`` does not round the temperatures to float32: the
+    schedule over batches takes the factor as a Python float."""
+    X = blobs(4000, k=6, d=2, seed=0)
+    rng = np.random.default_rng(0)
+    ours = MiniBatchRBFKMeans(6, cooling=np.float32(0.7), anneal_batches=2, random_state=0)
+    theirs = MiniBatchRBFKMeans(6, cooling=float(np.float32(0.7)), anneal_batches=2, random_state=0)
+    for _ in range(20):
+        batch = X[rng.integers(0, len(X), 400)]
+        ours.partial_fit(batch)
+        theirs.partial_fit(batch)
+        assert type(ours.sigma_) is float and ours.sigma_ == theirs.sigma_
+    np.testing.assert_array_equal(ours.cluster_centers_, theirs.cluster_centers_)
+
+
 def test_a_generator_is_refused_by_name_pointing_to_partial_fit():
     """fit(generator) failed with "float() argument must be ... not 'generator'"."""
     X = blobs(2000, k=3, d=2)
