@@ -197,58 +197,6 @@ def critical_temperature(
 
 
 @dataclass(frozen=True)
-class AnnealSettings:
-    """How :func:`run_anneal` converges at a temperature and moves down the schedule.
-
-    Attributes
-    ----------
-    max_iter : int
-        Most soft Lloyd steps at one temperature.
-    tol : float
-        Absolute tolerance on the squared shift of the centers in one step.
-    scale2 : float
-        The data's mean feature variance (sets the rounding floor of ``tol``).
-    perturbation : float
-        Size of the symmetry-breaking nudge, relative to the spread of the
-        center being split along its principal axis.
-    stop_when_hard : bool
-        Stop after the first temperature at which every row is hard.
-    skip_idle : bool
-        Jump over the temperatures of the schedule at which nothing can
-        happen: while the centers are converged and no spare center is
-        waiting for an unstable center above the next temperature, go
-        straight to the first temperature below the highest critical
-        temperature among the centers that would get a spare.
-    tail_iter : int or None
-        Most soft steps at one temperature once every center is active (None:
-        ``max_iter``). Ahead of hard Lloyd iterations the splitting phase
-        needs only a few steps per temperature, the tail more: there the
-        centers settle into the basin the hard iterations finish in.
-    record_all : bool
-        Record the free energy and the supports of the k-center model at
-        every temperature, spares included (one more pass at the
-        temperatures where spares are parked). Without it they are those of
-        the active centers.
-    split_margin : float
-        A candidate splits at the next temperature when its critical
-        temperature is above that temperature times ``1 + split_margin``; a
-        negative margin tries splits above the predicted critical
-        temperature (those that close again are undone), so that the
-        temperature at which a split opens is observed, not assumed.
-    """
-
-    max_iter: int
-    tol: float
-    scale2: float
-    perturbation: float = 1e-3
-    stop_when_hard: bool = False
-    skip_idle: bool = False
-    tail_iter: int | None = None
-    record_all: bool = True
-    split_margin: float = SPLIT_MARGIN
-
-
-@dataclass(frozen=True)
 class AnnealPlan:
     """The annealing policy, in one place: its schedule of temperatures
     (:mod:`fastrbfkm._schedule`), how many soft steps a temperature gets,
@@ -257,7 +205,7 @@ class AnnealPlan:
     :class:`fastrbfkm.RBFKMeans` (:meth:`for_estimator`),
     :func:`fastrbfkm.phase_diagram` (:meth:`for_diagram`) and
     :func:`anneal` (:meth:`given`) run the schedule's temperatures with
-    :func:`run_anneal` (and :meth:`settings`);
+    :func:`run_anneal` (:class:`AnnealSettings` adds the data's tolerance);
     :class:`fastrbfkm.MiniBatchRBFKMeans` (:meth:`for_batches`) walks the
     schedule one temperature at a time over its batches
     (:meth:`fastrbfkm._schedule.Schedule.next`, ``first_below``,
@@ -270,14 +218,27 @@ class AnnealPlan:
     stop_when_hard : bool
         End after the first temperature at which every row is hard.
     skip_idle : bool
-        Jump over temperatures at which no center can split.
+        Jump over the temperatures of the schedule at which nothing can
+        happen: while the centers are converged and no spare center is
+        waiting for an unstable center above the next temperature, go
+        straight to the first temperature below the highest critical
+        temperature among the centers that would get a spare.
     max_iter : int
-        Most soft steps a temperature.
+        Most soft Lloyd steps at one temperature.
     tail_iter : int or None
-        Most soft steps a temperature once every center is active (None:
-        ``max_iter``).
+        Most soft steps at one temperature once every center is active (None:
+        ``max_iter``). Ahead of hard Lloyd iterations the splitting phase
+        needs only a few steps per temperature, the tail more: there the
+        centers settle into the basin the hard iterations finish in.
     perturbation : float
-        The symmetry-breaking nudge, relative to a center's spread.
+        Size of the symmetry-breaking nudge, relative to the spread of the
+        center being split along its principal axis.
+    split_margin : float
+        A candidate splits at the next temperature when its critical
+        temperature is above that temperature times ``1 + split_margin``; a
+        negative margin tries splits above the predicted critical
+        temperature (those that close again are undone), so that the
+        temperature at which a split opens is observed, not assumed.
     """
 
     schedule: Schedule
@@ -285,7 +246,8 @@ class AnnealPlan:
     skip_idle: bool = False
     max_iter: int = 1000
     tail_iter: int | None = None
-    perturbation: float = 1e-3
+    perturbation: float = PERTURBATION
+    split_margin: float = SPLIT_MARGIN
 
     @classmethod
     def for_estimator(
@@ -325,7 +287,6 @@ class AnnealPlan:
             skip_idle=auto,
             max_iter=int(anneal_steps if steps else max_iter),
             tail_iter=TAIL_STEPS if steps else None,
-            perturbation=PERTURBATION,
         )
 
     @classmethod
@@ -336,17 +297,19 @@ class AnnealPlan:
         return cls(GeometricSchedule(sigma_c, float(cooling), sigma_c * np.finfo(np.float64).eps))
 
     @classmethod
-    def for_diagram(cls, sigma_c: float, cooling: float, max_iter: int) -> AnnealPlan:
+    def for_diagram(
+        cls, sigma_c: float, cooling: float, max_iter: int, split_margin: float
+    ) -> AnnealPlan:
         """The plan of :func:`fastrbfkm.phase_diagram`: from just above the
         critical temperature (``sigma_c / cooling``) down by ``cooling`` a
         temperature, at most to the float64 resolution below ``sigma_c``,
-        skipping idle temperatures."""
+        skipping idle temperatures, with splits tried at ``split_margin``."""
         stop = sigma_c * np.finfo(np.float64).eps
         return cls(
             GeometricSchedule(sigma_c / cooling, cooling, stop),
             skip_idle=True,
             max_iter=max_iter,
-            perturbation=PERTURBATION,
+            split_margin=split_margin,
         )
 
     @classmethod
@@ -371,31 +334,43 @@ class AnnealPlan:
         are hard): its length is then only a bound."""
         return self.stop_when_hard
 
-    def settings(self, tol: float, scale2: float, record_all: bool = True) -> AnnealSettings:
-        """How :func:`run_anneal` follows this plan."""
-        return AnnealSettings(
-            max_iter=self.max_iter,
-            tol=tol,
-            scale2=scale2,
-            perturbation=self.perturbation,
-            stop_when_hard=self.stop_when_hard,
-            skip_idle=self.skip_idle,
-            tail_iter=self.tail_iter,
-            record_all=record_all,
-        )
+
+@dataclass(frozen=True)
+class AnnealSettings:
+    """How :func:`run_anneal` follows a plan on its data.
+
+    Attributes
+    ----------
+    plan : AnnealPlan
+        The temperatures, the steps a temperature, the splits.
+    tol : float
+        Absolute tolerance on the squared shift of the centers in one step.
+    scale2 : float
+        The data's mean feature variance (sets the rounding floor of ``tol``).
+    record_all : bool
+        Record the free energy and the supports of the k-center model at
+        every temperature, spares included (one more pass at the
+        temperatures where spares are parked). Without it they are those of
+        the active centers.
+    """
+
+    plan: AnnealPlan
+    tol: float
+    scale2: float
+    record_all: bool = True
 
 
 def run_anneal(
     rows: Rows,
     C: np.ndarray,
-    sigmas: np.ndarray,
     mode: int,
     settings: AnnealSettings,
     rng: np.random.Generator,
     callback: Callable[[int, float, np.ndarray, np.ndarray, int], bool | None] | None = None,
     log: SplitLog | None = None,
 ) -> AnnealPath:
-    """Anneal the centers C over a rows source down the temperatures ``sigmas``.
+    """Anneal the centers C over a rows source down the temperatures of
+    ``settings.plan.schedule``.
 
     Exact copies among the initial centers are spares: they are parked on
     the first of their group and take no part until :func:`split_unstable`
@@ -410,6 +385,8 @@ def run_anneal(
     temperature; a true return value ends the run there. ``log`` records
     every split tried, and which of them closed or merged again.
     """
+    plan = settings.plan
+    sigmas = plan.schedule.temperatures()
     weight = rows.weight
     eps = float(np.finfo(rows.dtype).eps)
     noise = (100.0 * eps) ** 2 * settings.scale2 * C.shape[0]
@@ -431,7 +408,7 @@ def run_anneal(
             np.ascontiguousarray(C[active]),
             sigma,
             mode,
-            settings.max_iter if spares else settings.tail_iter or settings.max_iter,
+            plan.max_iter if spares else plan.tail_iter or plan.max_iter,
             tol,
             floor,
             fresh,
@@ -443,7 +420,7 @@ def run_anneal(
         path.add(sigma, C, summary, weight, it, converged, int(active.sum()))
         stop = callback is not None and callback(len(path.rows) - 1, sigma, C, summary, it)
         C[active] = new
-        if stop or (settings.stop_when_hard and active.all() and is_hard(summary, mode)):
+        if stop or (plan.stop_when_hard and active.all() and is_hard(summary, mode)):
             break
         # A split that closed instead of opening was premature: the spare
         # goes back, and the center may try again at a colder temperature.
@@ -465,8 +442,8 @@ def run_anneal(
         t += 1
         if t < len(sigmas) and not active.all():
             found = candidates(rows, C, active, sigma, mode)
-            margin = settings.split_margin
-            if settings.skip_idle and converged and not found.unstable(sigmas[t], margin).any():
+            margin = plan.split_margin
+            if plan.skip_idle and converged and not found.unstable(sigmas[t], margin).any():
                 # Nothing splits at the next temperature: go to the first one
                 # at which a candidate does.
                 below = np.flatnonzero(
@@ -474,7 +451,7 @@ def run_anneal(
                 )
                 t += int(below[0]) if below.size else len(sigmas) - 1 - t
             pairs = split_unstable(
-                C, active, parent, found, sigmas[t], rng, settings.perturbation, margin
+                C, active, parent, found, sigmas[t], rng, plan.perturbation, margin
             )
             if log is not None:
                 log.split(len(path.rows), float(sigmas[t]), pairs, found, margin)
@@ -686,7 +663,7 @@ def anneal(
     max_iter: int = 1000,
     tol: float = 1e-20,
     random_state: int | np.random.Generator | str | None = "warn",
-    perturbation: float = 1e-3,
+    perturbation: float = 1e-3,  # PERTURBATION, written out for the docs
     stop_when_hard: bool = False,
     backend: str = "auto",
     metric: str = "euclidean",
@@ -768,5 +745,4 @@ def anneal(
     rng = check_generator(random_state)
     scale2 = float(rows.moments().variance.sum()) / rows.d
     plan = AnnealPlan.given(sig, max_iter, perturbation, stop_when_hard)
-    temperatures = plan.schedule.temperatures()
-    return run_anneal(rows, C, temperatures, mode, plan.settings(tol * scale2, scale2), rng)
+    return run_anneal(rows, C, mode, AnnealSettings(plan, tol * scale2, scale2), rng)

@@ -25,7 +25,7 @@ from ._tunables import (
     ANNEAL_ROWS_PER_CENTER,
 )
 from ._validation import ASSIGNMENTS
-from .annealing import AnnealPlan, critical_from_variance, run_anneal
+from .annealing import AnnealPlan, AnnealSettings, critical_from_variance, run_anneal
 from .lloyd import improve_by_swaps, improve_by_transfers, run_lloyd
 from .phases import DEFAULT_COOLING as PHASE_COOLING
 from .phases import DEFAULT_MAX_CLUSTERS, diagram_of_rows
@@ -432,15 +432,14 @@ class RBFKMeans(BaseRBFKMeans):
             )
         if plan is not None:
             scale2 = float(moments.variance.sum()) / rows.d
-            schedule = plan.schedule.temperatures()
+            length = None if plan.open_ended else len(plan.schedule.temperatures())
             path = run_anneal(
                 guide,
                 C,
-                schedule,
                 mode,
-                plan.settings(tol, scale2, record_all=self.record_path),
+                AnnealSettings(plan, tol, scale2, record_all=self.record_path),
                 rng,
-                callback=self._progress(run, None if plan.open_ended else len(schedule)),
+                callback=self._progress(run, length),
             )
             self._close_progress()
             C = path.centers[-1]

@@ -12,7 +12,7 @@ counts, the splits and the tree they grow.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
@@ -31,7 +31,13 @@ from ._validation import (
     check_sigma,
     check_soft_assignment,
 )
-from .annealing import AnnealPlan, SplitLog, critical_from_variance, run_anneal
+from .annealing import (
+    AnnealPlan,
+    AnnealSettings,
+    SplitLog,
+    critical_from_variance,
+    run_anneal,
+)
 
 __all__ = ["PhaseDiagram", "Split", "distinct_clusters", "phase_diagram"]
 
@@ -308,9 +314,8 @@ def diagram_of_rows(
     if not sigma_c > 0:
         raise ValueError("X has no spread (all its rows are the same point): nothing splits.")
     C = np.repeat(moments.mean[None, :], k, axis=0).astype(rows.dtype)
-    plan = AnnealPlan.for_diagram(sigma_c, cooling, max_iter)
-    settings = plan.settings(tol * scale2, scale2, record_all=False)
-    settings = replace(settings, split_margin=1.0 / _TRY_ABOVE - 1.0)
+    plan = AnnealPlan.for_diagram(sigma_c, cooling, max_iter, 1.0 / _TRY_ABOVE - 1.0)
+    settings = AnnealSettings(plan, tol * scale2, scale2, record_all=False)
     counts = []
 
     def count(t, sigma, centers, summary, its) -> bool:
@@ -318,8 +323,7 @@ def diagram_of_rows(
         return counts[-1] >= k  # every center is a cluster of its own
 
     log = SplitLog()
-    sigmas = plan.schedule.temperatures()
-    path = run_anneal(rows, C, sigmas, mode, settings, rng, callback=count, log=log)
+    path = run_anneal(rows, C, mode, settings, rng, callback=count, log=log)
     splits, tree, leaves = _split_tree(log)
     n_clusters = np.array(counts, dtype=np.int64)
     # A try that closed at a temperature was one cluster there, whatever its

@@ -95,4 +95,18 @@ def test_the_annealing_plan_holds_the_schedule_policy():
     assert batches.first_below(4.0, 1.5) == 1.0  # the first of 4, 2, 1, ... below 1.5
     given = AnnealPlan.given(np.array([3.0, 1.0]), 50, 1e-3, False)
     assert list(given.schedule.temperatures()) == [3.0, 1.0]
-    assert given.settings(0.0, 1.0).max_iter == 50
+    assert given.max_iter == 50 and not given.skip_idle and not given.open_ended
+
+
+def test_the_default_perturbation_is_the_tunable_one():
+    """anneal() writes its default out (the docs show the number); it is the
+    PERTURBATION that the estimator and the phase diagram use."""
+    import inspect
+
+    from fastrbfkm._tunables import PERTURBATION
+    from fastrbfkm.annealing import AnnealPlan
+
+    assert inspect.signature(fk.anneal).parameters["perturbation"].default == PERTURBATION
+    assert AnnealPlan.for_diagram(1.0, 0.9, 10, 0.0).perturbation == PERTURBATION
+    plan = AnnealPlan.for_estimator("auto", None, 0.8, 10.0, np.float64, True, 3, 300)
+    assert plan.perturbation == PERTURBATION
