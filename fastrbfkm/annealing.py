@@ -9,8 +9,9 @@ Above the critical temperature the only stable fixed point puts every center
 on the weighted mean (Rose 1998), and coincident centers never separate by
 themselves: exact copies are spares, parked until the temperature falls below
 the critical value of an active center, which then splits one off with a tiny
-seeded perturbation (Rose's symmetry breaking). docs/annealing.md describes
-how RBFKMeans uses these pieces.
+seeded perturbation (Rose's symmetry breaking; the spares' moves are
+:class:`fastrbfkm._spares.Spares`). docs/annealing.md describes how
+RBFKMeans uses these pieces.
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.spatial.distance import cdist
 
 from . import _kernels as K
 from ._axes import largest_variance, principal
@@ -27,6 +27,7 @@ from ._backend import open_rows
 from ._deprecation import keyword_only, renamed, warn
 from ._rows import Rows
 from ._schedule import GeometricSchedule, GivenSchedule, Schedule
+from ._spares import Candidates, Spares
 from ._sphere import project, resultant
 from ._threads import one_blas_thread
 from ._tunables import (
@@ -290,11 +291,13 @@ class AnnealPlan:
         )
 
     @classmethod
-    def for_batches(cls, sigma_c: float, cooling: float) -> AnnealPlan:
+    def for_batches(cls, sigma_c: float, cooling: float, perturbation: float) -> AnnealPlan:
         """The plan of :class:`fastrbfkm.MiniBatchRBFKMeans`: from the
         critical temperature of its probe rows down by ``cooling`` a
-        temperature, at most to the float64 resolution below it."""
-        return cls(GeometricSchedule(sigma_c, float(cooling), sigma_c * np.finfo(np.float64).eps))
+        temperature, at most to the float64 resolution below it, splits
+        nudged by ``perturbation``."""
+        stop = sigma_c * np.finfo(np.float64).eps
+        return cls(GeometricSchedule(sigma_c, float(cooling), stop), perturbation=perturbation)
 
     @classmethod
     def for_diagram(
@@ -372,9 +375,11 @@ def run_anneal(
     """Anneal the centers C over a rows source down the temperatures of
     ``settings.plan.schedule``.
 
-    Exact copies among the initial centers are spares: they are parked on
-    the first of their group and take no part until :func:`split_unstable`
-    splits them off where the data needs another center.
+    Exact copies among the initial centers are spares
+    (:class:`fastrbfkm._spares.Spares`): they are parked on the first of
+    their group and take no part until
+    :meth:`~fastrbfkm._spares.Spares.split_unstable` splits them off where
+    the data needs another center.
 
     At each temperature the soft Lloyd step is repeated until the squared
     shift is ``<= tol`` and no longer growing, and the pairs split apart
@@ -394,53 +399,43 @@ def run_anneal(
     tol = max(settings.tol, noise)
     path = _PathBuilder()
     C = C.astype(rows.dtype, copy=True)
-    _, first, parent = np.unique(C, axis=0, return_index=True, return_inverse=True)
-    parent = first[parent.ravel()]  # each center's group leader
-    active = parent == np.arange(C.shape[0])
-    pairs = np.empty((0, 2), dtype=np.int64)  # centers split apart before this temperature
+    spares = Spares.of_copies(C)
+    active = spares.active  # updated in place by the moves of spares
     t = 0
     while t < len(sigmas):
         sigma = sigmas[t]
-        fresh = np.searchsorted(np.flatnonzero(active), pairs)  # the pairs' rows in A
-        spares = not active.all()
         A, new, summary, it, converged, closed = _converge(
             rows,
             np.ascontiguousarray(C[active]),
             sigma,
             mode,
-            plan.max_iter if spares else plan.tail_iter or plan.max_iter,
+            (plan.tail_iter or plan.max_iter) if spares.all_active else plan.max_iter,
             tol,
             floor,
-            fresh,
+            spares.fresh_rows(),
         )
         C[active] = A
-        C[~active] = C[parent[~active]]
-        if settings.record_all and not active.all():
+        spares.sync(C)
+        if settings.record_all and not spares.all_active:
             summary = rows.stats(C, sigma, mode)[2]  # the k-center model, spares included
-        path.add(sigma, C, summary, weight, it, converged, int(active.sum()))
+        path.add(sigma, C, summary, weight, it, converged, spares.n_active)
         stop = callback is not None and callback(len(path.rows) - 1, sigma, C, summary, it)
         C[active] = new
-        if stop or (plan.stop_when_hard and active.all() and is_hard(summary, mode)):
+        if stop or (plan.stop_when_hard and spares.all_active and is_hard(summary, mode)):
             break
         # A split that closed instead of opening was premature: the spare
         # goes back, and the center may try again at a colder temperature.
-        for j, spare in pairs[closed]:
-            C[j] = (C[j].astype(np.float64) + C[spare]) / 2
-            _park(spare, j, active, parent)
+        for spare in spares.close(C, closed):
             if log is not None:
                 log.close(len(path.rows) - 1, int(spare))
         # Centers much closer than the temperature's length scale get the same
         # responsibilities from every point: they act as one, and the second
         # is better used as a spare.
-        before = active.copy() if log is not None else None
-        merge_copies(C, active, parent, MERGE_RADIUS * np.sqrt(sigma))
-        if log is not None:
-            for b in np.flatnonzero(before & ~active):
-                log.merge(int(b), int(parent[b]))
-        C[~active] = C[parent[~active]]
-        pairs = np.empty((0, 2), dtype=np.int64)
+        for b in spares.settle(C, MERGE_RADIUS * np.sqrt(sigma)):
+            if log is not None:
+                log.merge(int(b), int(spares.parent[b]))
         t += 1
-        if t < len(sigmas) and not active.all():
+        if t < len(sigmas) and not spares.all_active:
             found = candidates(rows, C, active, sigma, mode)
             margin = plan.split_margin
             if plan.skip_idle and converged and not found.unstable(sigmas[t], margin).any():
@@ -450,9 +445,7 @@ def run_anneal(
                     found.critical.max(initial=0.0) > sigmas[t:] * (1.0 + margin)
                 )
                 t += int(below[0]) if below.size else len(sigmas) - 1 - t
-            pairs = split_unstable(
-                C, active, parent, found, sigmas[t], rng, plan.perturbation, margin
-            )
+            pairs = spares.split_unstable(C, found, sigmas[t], rng, plan.perturbation, margin)
             if log is not None:
                 log.split(len(path.rows), float(sigmas[t]), pairs, found, margin)
         if rows.sphere:  # split, closed and merged centers back on the sphere
@@ -494,54 +487,11 @@ def _converge(rows, A, sigma, mode, max_iter, tol, floor, fresh):
     return A, new.astype(rows.dtype), summary, it, converged, gap <= initial_gap
 
 
-def _park(spare: int, leader: int, active: np.ndarray, parent: np.ndarray) -> None:
-    """Make ``spare`` (and the spares parked on it) spares of ``leader``."""
-    active[spare] = False
-    parent[parent == spare] = leader
-    parent[spare] = leader
-
-
-def merge_copies(C: np.ndarray, active: np.ndarray, parent: np.ndarray, radius: float) -> None:
-    """Turn active centers within ``radius`` of an earlier active center back
-    into spares parked on it (``active`` and ``parent`` in place; the caller
-    moves the parked centers).
-
-    A split that happened above the pair's true critical temperature closes
-    again; the two centers would then move as one for ever (exact copies stay
-    exact copies), so one of them goes back to the spares, to be split off
-    where it is needed.
-    """
-    idx = np.flatnonzero(active)
-    P = C[idx].astype(np.float64)
-    close = cdist(P, P, "sqeuclidean") <= radius**2  # k x k, not k x k x d
-    for a in range(len(idx)):
-        if not active[idx[a]]:
-            continue
-        for b in range(a + 1, len(idx)):
-            if close[a, b] and active[idx[b]]:
-                _park(idx[b], idx[a], active, parent)
-
-
 def is_hard(summary: np.ndarray, mode: int) -> bool:
     """Whether every row was one-hot (entmax15) or within 1e-12 of it (softmax)."""
     if mode == K.SOFTMAX:
         return bool(summary[K.OFF_WINNER_MAX] <= SOFTMAX_HARD_TOL)
     return bool(summary[K.SOFT] == 0)
-
-
-@dataclass(frozen=True)
-class Candidates:
-    """The active centers that would get the spare centers, most wanted first,
-    with the temperature below which each is unstable (:func:`candidates`)."""
-
-    index: np.ndarray  # (m,) center indices
-    critical: np.ndarray  # (m,) their critical temperatures
-    spread: np.ndarray  # (m,) largest eigenvalue of their local covariance
-    axes: np.ndarray  # (m, d) its eigenvector
-
-    def unstable(self, next_sigma: float, margin: float = SPLIT_MARGIN) -> np.ndarray:
-        """Which candidates split at ``next_sigma``."""
-        return self.critical > next_sigma * (1.0 + margin)
 
 
 def candidates(
@@ -606,44 +556,6 @@ class SplitLog:
 
     def merge(self, center: int, into: int) -> None:
         self.events.append(("merge", center, into))
-
-
-def split_unstable(
-    C: np.ndarray,
-    active: np.ndarray,
-    parent: np.ndarray,
-    found: Candidates,
-    next_sigma: float,
-    rng: np.random.Generator,
-    perturbation: float,
-    margin: float = SPLIT_MARGIN,
-) -> np.ndarray:
-    """Seeded symmetry breaking: give a spare center to every candidate that
-    is unstable at ``next_sigma`` (:meth:`Candidates.unstable` with
-    ``margin``); ``C``, ``active`` and ``parent`` are updated in place.
-    Returns the split pairs ``(m, 2)``, in the order of the candidates.
-
-    The spare and its center are nudged apart along the principal axis by
-    ``perturbation`` times the spread along it, and the split opens up at
-    the next temperature.
-    """
-    spares = list(np.flatnonzero(~active))
-    pairs = []
-    split = found.unstable(next_sigma, margin)
-    for j, spread, axis in zip(
-        found.index[split], found.spread[split], found.axes[split], strict=True
-    ):
-        spare = spares.pop(0)
-        step = perturbation * np.sqrt(spread) * axis
-        step *= rng.choice([-1.0, 1.0])
-        center = C[j].astype(np.float64)
-        C[j] = center - step
-        C[spare] = center + step
-        active[spare] = True
-        parent[spare] = spare
-        pairs.append((j, spare))
-    C[~active] = C[parent[~active]]
-    return np.array(pairs, dtype=np.int64).reshape(-1, 2)
 
 
 def _name(mode: int) -> str:

@@ -39,6 +39,7 @@ from . import _kernels as K
 from ._axes import largest_variance
 from ._base import BaseRBFKMeans
 from ._rows import InMemoryRows, Rows, in_memory
+from ._spares import Spares
 from ._sphere import mean_direction, project
 from ._threads import one_blas_thread
 from ._tunables import (
@@ -52,14 +53,7 @@ from ._tunables import (
     SPLIT_STEP,
 )
 from ._validation import ASSIGNMENTS
-from .annealing import (
-    AnnealPlan,
-    candidates,
-    critical_from_variance,
-    is_hard,
-    merge_copies,
-    split_unstable,
-)
+from .annealing import AnnealPlan, candidates, critical_from_variance, is_hard
 from .lloyd import improve_by_swaps, run_lloyd
 
 __all__ = ["MiniBatchRBFKMeans", "online_update"]
@@ -239,6 +233,15 @@ class MiniBatchRBFKMeans(BaseRBFKMeans):
         self.backend = backend
         self.metric = metric
 
+    def __setstate__(self, state):
+        """Unpickle; a model pickled before the spare centers were one
+        object (``_active``, ``_parent``, ``_pairs``) gets them as one."""
+        if "_active" in state:
+            state = dict(state)
+            pairs = state.pop("_pairs", None)
+            state["_spares"] = Spares(state.pop("_active"), state.pop("_parent"), pairs)
+        super().__setstate__(state)
+
     # ------------------------------------------------------------------- fit
 
     @one_blas_thread
@@ -356,8 +359,6 @@ class MiniBatchRBFKMeans(BaseRBFKMeans):
         self._probe = probe
         self.sigma_critical_ = None
         self._annealing = mode != K.HARD and self.sigma == "auto"
-        self._active = np.ones(k, dtype=bool)
-        self._parent = np.arange(k)
         if self._annealing:
             # every center on the mean: one active, the others its spares
             moments = probe.moments()
@@ -367,8 +368,6 @@ class MiniBatchRBFKMeans(BaseRBFKMeans):
             if probe.sphere:
                 center = mean_direction(moments.mean, moments.covariance)
             C = np.tile(center, (k, 1))
-            self._active[1:] = False
-            self._parent[:] = 0
         else:
             init = self.init
             if callable(init):
@@ -379,6 +378,7 @@ class MiniBatchRBFKMeans(BaseRBFKMeans):
             sigma = 0.0 if mode == K.HARD else float(self.sigma)
             if mode == K.HARD and isinstance(init, str):
                 C = self._polish(probe, C)
+        self._spares = Spares.of_copies(C) if self._annealing else Spares.none(k)
         self._C = np.array(C, dtype=np.float64)
         if rows.sphere:
             self._C = project(self._C)
@@ -390,7 +390,6 @@ class MiniBatchRBFKMeans(BaseRBFKMeans):
         self._at_temperature = 0
         self._since_reassignment = 0
         self._holds = 0
-        self._pairs = np.empty((0, 2), dtype=np.int64)
         self._gaps = np.empty(0)
         if self._annealing:
             self._split(sigma, mode)
@@ -401,7 +400,7 @@ class MiniBatchRBFKMeans(BaseRBFKMeans):
         (:func:`fastrbfkm._kernels.block_stats`) at the centers it started
         from and the centers' squared shift."""
         mode = ASSIGNMENTS[self.assignment] if self.sigma_ > 0 else K.HARD
-        active = self._active
+        active = self._spares.active
         A = np.ascontiguousarray(self._C[active], dtype=rows.dtype)
         N, S, summary = rows.stats(A, self.sigma_, mode)
         before = self._C.copy()
@@ -414,7 +413,7 @@ class MiniBatchRBFKMeans(BaseRBFKMeans):
         online_update(C, counts, N, S)
         self._C[active] = C
         self.counts_[active] = counts
-        self._C[~active] = self._C[self._parent[~active]]
+        self._spares.sync(self._C)
         if rows.sphere:  # the running means back on the sphere
             self._C = project(self._C, before)
         if not self._annealing and self.reassignment_ratio > 0:
@@ -455,16 +454,14 @@ class MiniBatchRBFKMeans(BaseRBFKMeans):
         and the batch was (nearly) hard, or the temperature is the float64
         resolution below the first; else the next temperature, skipping
         those at which no spare would split, and the splits there."""
-        C, active, parent = self._C, self._active, self._parent
+        spares = self._spares
         self._at_temperature = 0
         if self._opening() and self._holds < MAX_HOLDS:
             self._holds += 1
             return
-        self._pairs = np.empty((0, 2), dtype=np.int64)
         self._gaps = np.empty(0)
-        merge_copies(C, active, parent, MERGE_RADIUS * np.sqrt(self.sigma_))
-        C[~active] = C[parent[~active]]
-        cold = active.all() and self._cold(summary, mode)
+        spares.settle(self._C, MERGE_RADIUS * np.sqrt(self.sigma_))
+        cold = spares.all_active and self._cold(summary, mode)
         if cold or self._plan.schedule.ends_after(self.sigma_):
             self._end_annealing()
         else:
@@ -472,7 +469,7 @@ class MiniBatchRBFKMeans(BaseRBFKMeans):
         if self.verbose:
             print(
                 f"MiniBatchRBFKMeans: batch {self.n_steps_}, sigma {self.sigma_:.4g}, "
-                f"{int(active.sum())} active centers"
+                f"{spares.n_active} active centers"
             )
 
     @staticmethod
@@ -486,27 +483,27 @@ class MiniBatchRBFKMeans(BaseRBFKMeans):
         """The annealing over batches, from the start's critical temperature
         and the current ``cooling`` (read at every temperature, as
         ``set_params`` between ``partial_fit`` calls may change it)."""
-        return AnnealPlan.for_batches(self.sigma_critical_, self.cooling)
+        return AnnealPlan.for_batches(self.sigma_critical_, self.cooling, SPLIT_STEP)
 
     def _split(self, sigma: float, mode: int) -> None:
         """Move to temperature ``sigma`` (or, while the spares would not
         split there, down the schedule to the first at which one does) and
         split the spares off the centers unstable there, as the full fit does
-        (:func:`fastrbfkm.annealing.split_unstable`), seen on the probe rows."""
-        if not self._active.all():
+        (:meth:`fastrbfkm._spares.Spares.split_unstable`), seen on the probe
+        rows."""
+        spares = self._spares
+        if not spares.all_active:
+            plan = self._plan
             found = candidates(
-                self._probe, self._centers_in_dtype(), self._active, self.sigma_, mode
+                self._probe, self._centers_in_dtype(), spares.active, self.sigma_, mode
             )
             top = float(found.critical.max(initial=0.0)) / (1.0 + SPLIT_MARGIN)
             if 0 < top <= sigma:  # none splits at sigma: the first temperature below top
-                sigma = self._plan.schedule.first_below(sigma, top)
-            pairs = split_unstable(
-                self._C, self._active, self._parent, found, sigma, self._rng, SPLIT_STEP
-            )
+                sigma = plan.schedule.first_below(sigma, top)
+            pairs = spares.split_unstable(self._C, found, sigma, self._rng, plan.perturbation)
             if self._probe.sphere:
                 self._C = project(self._C)
             self.counts_[pairs.ravel()] = 0.0
-            self._pairs = pairs
             self._gaps = self._pair_gaps()
         self._holds = 0
         self.sigma_ = sigma
@@ -522,14 +519,14 @@ class MiniBatchRBFKMeans(BaseRBFKMeans):
         return self._C.astype(self._probe.dtype)
 
     def _pair_gaps(self) -> np.ndarray:
-        C, pairs = self._C, self._pairs
+        C, pairs = self._C, self._spares.pairs
         return np.linalg.norm(C[pairs[:, 0]] - C[pairs[:, 1]], axis=1)
 
     def _opening(self) -> bool:
         """Whether a pair split at this temperature grew apart by more than
         ``OPENING`` over the last ``anneal_batches`` batches (as the full fit
         converges at a temperature until its fresh splits stop opening)."""
-        if not self._pairs.size:
+        if not self._spares.pairs.size:
             return False
         gaps = self._pair_gaps()
         opening = bool((gaps > (1.0 + OPENING) * self._gaps).any())
@@ -542,10 +539,10 @@ class MiniBatchRBFKMeans(BaseRBFKMeans):
         polished on the probe rows as :class:`RBFKMeans`'s ``refine`` does
         (Lloyd iterations and swap moves, which move a center from where it
         helps least to a cell that a split helps most); counts restart."""
-        spares = np.flatnonzero(~self._active)
-        if spares.size:
-            found = candidates(self._probe, self._centers_in_dtype(), self._active, 0.0, K.HARD)
-            split_unstable(self._C, self._active, self._parent, found, 0.0, self._rng, SPLIT_STEP)
+        spares = self._spares
+        if not spares.all_active:
+            found = candidates(self._probe, self._centers_in_dtype(), spares.active, 0.0, K.HARD)
+            spares.split_unstable(self._C, found, 0.0, self._rng, self._plan.perturbation)
         self._C = self._polish(self._probe, self._centers_in_dtype())
         self._annealing = False
         self.sigma_ = 0.0

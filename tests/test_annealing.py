@@ -89,7 +89,9 @@ def test_the_annealing_plan_holds_the_schedule_policy():
     down = AnnealPlan.for_estimator(2.0, 0.5, 0.5, None, np.float64, False, 3, 300)
     assert list(down.schedule.temperatures()) == [2.0, 1.0, 0.5] and down.max_iter == 300
     assert AnnealPlan.for_estimator("auto", None, 0.8, 0.0, np.float64, True, 3, 300) is None
-    batches = AnnealPlan.for_batches(4.0, 0.5).schedule
+    batches = AnnealPlan.for_batches(4.0, 0.5, 1.0)
+    assert batches.perturbation == 1.0 and not batches.skip_idle
+    batches = batches.schedule
     assert batches.next(4.0) == 2.0 and not batches.ends_after(4.0)
     assert batches.ends_after(4.0 * np.finfo(np.float64).eps)
     assert batches.first_below(4.0, 1.5) == 1.0  # the first of 4, 2, 1, ... below 1.5
