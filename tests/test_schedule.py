@@ -85,3 +85,50 @@ def test_a_new_schedule_is_one_class():
     assert list(s.temperatures()) == [16.0, 8.0, 4.0, 3.0, 2.0, 1.0]
     assert s.next(8.0) == 4.0 and s.next(3.5) == 3.0
     assert s.first_below(8.0, 2.5) == 2.0 and s.ends_after(1.0) and not s.ends_after(2.0)
+
+
+def test_the_annealing_runs_a_new_schedule_as_it_runs_a_given_one():
+    """run_anneal takes the temperatures of any Schedule: the new class's
+    path is that of anneal() given the same temperatures."""
+    import fastrbfkm as fk
+    from fastrbfkm._backend import open_rows
+    from fastrbfkm._kernels import ENTMAX15
+    from fastrbfkm.annealing import AnnealPlan, AnnealSettings, run_anneal
+    from fastrbfkm.datasets import make_blobs
+
+    X, _ = make_blobs(600, centers=3, random_state=0)
+    C = np.repeat(X.mean(0)[None], 3, axis=0)
+    schedule = HalvingThenLinear(2.0 * fk.critical_temperature(X, 3), 4, 6)
+    rows = open_rows(X, None, "cpu", fit=True)
+    scale2 = float(rows.moments().variance.sum()) / rows.d
+    settings = AnnealSettings(AnnealPlan(schedule), 1e-20 * scale2, scale2)
+    rng = np.random.default_rng(0)
+    ours = run_anneal(rows, C, ENTMAX15, settings, rng)
+    given = fk.anneal(X, C, schedule.temperatures(), random_state=0)
+    np.testing.assert_array_equal(ours.sigmas, schedule.temperatures())
+    np.testing.assert_array_equal(ours.centers, given.centers)
+
+
+def test_the_minibatch_annealing_walks_a_new_schedule(monkeypatch):
+    """MiniBatchRBFKMeans steps through whatever schedule its plan holds:
+    every temperature it visits is one of the new class's, and it ends."""
+    from fastrbfkm import MiniBatchRBFKMeans
+    from fastrbfkm._tunables import SPLIT_STEP
+    from fastrbfkm.annealing import AnnealPlan
+    from fastrbfkm.datasets import make_blobs
+
+    def plan(self):
+        return AnnealPlan(HalvingThenLinear(self.sigma_critical_, 5, 8), perturbation=SPLIT_STEP)
+
+    monkeypatch.setattr(MiniBatchRBFKMeans, "_plan", property(plan))
+    X, _ = make_blobs(3000, centers=4, random_state=0)
+    km = MiniBatchRBFKMeans(4, anneal_batches=2, random_state=0)
+    rng = np.random.default_rng(0)
+    visited = []
+    for _ in range(80):
+        km.partial_fit(X[rng.integers(0, len(X), 300)])
+        visited.append(km.sigma_)
+    temperatures = HalvingThenLinear(km.sigma_critical_, 5, 8).temperatures()
+    assert km.sigma_ == 0.0  # the annealing ended
+    assert set(visited) - {0.0} <= set(temperatures.tolist())
+    assert len(set(visited) - {0.0}) > 3
