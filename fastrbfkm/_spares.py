@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.spatial.distance import cdist
 
-from ._tunables import SPLIT_MARGIN
+from ._tunables import SPLIT_GAIN_RATIO, SPLIT_MARGIN
 
 __all__ = ["Candidates", "Spares"]
 
@@ -32,17 +32,43 @@ __all__ = ["Candidates", "Spares"]
 @dataclass(frozen=True)
 class Candidates:
     """The active centers that would get the spare centers, most wanted first,
-    with the temperature below which each is unstable
-    (:func:`fastrbfkm.annealing.candidates`)."""
+    with the temperature below which each is unstable and what splitting it
+    would gain (:func:`fastrbfkm.annealing.candidates`)."""
 
     index: np.ndarray  # (m,) center indices
     critical: np.ndarray  # (m,) their critical temperatures
     spread: np.ndarray  # (m,) largest eigenvalue of their local covariance
     axes: np.ndarray  # (m, d) its eigenvector
+    gain: np.ndarray  # (m,) expected decrease of the inertia from a split, decreasing
 
     def unstable(self, next_sigma: float, margin: float = SPLIT_MARGIN) -> np.ndarray:
-        """Which candidates split at ``next_sigma``."""
+        """Which candidates are unstable at ``next_sigma``."""
         return self.critical > next_sigma * (1.0 + margin)
+
+    def splitting(
+        self,
+        next_sigma: float,
+        margin: float = SPLIT_MARGIN,
+        gain_ratio: float = SPLIT_GAIN_RATIO,
+    ) -> np.ndarray:
+        """Which candidates split at ``next_sigma``: the unstable ones
+        (:meth:`unstable`) whose gain is at least ``gain_ratio`` times the
+        largest gain among them.
+
+        Once a split cell's halves are themselves unstable at once (with
+        many modes in many dimensions a smaller cell has a *higher* critical
+        temperature), every unstable center splitting would double the
+        active centers a temperature and hand every branch of the split
+        tree the same number of centers, whatever its mass. Splitting the
+        best-paying ones first, at most a factor ``1 / gain_ratio`` apart,
+        gives the spares out by gain, as a greedy split would; the others
+        wait for the next temperature. ``gain_ratio=0`` splits every
+        unstable candidate.
+        """
+        unstable = self.unstable(next_sigma, margin)
+        if gain_ratio <= 0 or not unstable.any():
+            return unstable
+        return unstable & (self.gain >= gain_ratio * self.gain[unstable].max())
 
 
 def _no_pairs() -> np.ndarray:
@@ -170,11 +196,12 @@ class Spares:
         rng: np.random.Generator,
         step: float,
         margin: float = SPLIT_MARGIN,
+        gain_ratio: float = SPLIT_GAIN_RATIO,
     ) -> np.ndarray:
         """Seeded symmetry breaking: give a spare center to every candidate
-        that is unstable at ``next_sigma`` (:meth:`Candidates.unstable` with
-        ``margin``). Returns the split pairs ``(m, 2)``, in the order of the
-        candidates, which become the fresh pairs.
+        that splits at ``next_sigma`` (:meth:`Candidates.splitting` with
+        ``margin`` and ``gain_ratio``). Returns the split pairs ``(m, 2)``,
+        in the order of the candidates, which become the fresh pairs.
 
         The spare and its center are nudged apart along the principal axis
         by ``step`` times the square root of the spread along it, and the
@@ -183,7 +210,7 @@ class Spares:
         active, parent = self.active, self.parent
         spares = list(np.flatnonzero(~active))
         pairs = []
-        split = found.unstable(next_sigma, margin)
+        split = found.splitting(next_sigma, margin, gain_ratio)
         for j, spread, axis in zip(
             found.index[split], found.spread[split], found.axes[split], strict=True
         ):

@@ -34,6 +34,7 @@ from ._tunables import (
     MERGE_RADIUS,
     PERTURBATION,
     SOFTMAX_HARD_TOL,
+    SPLIT_GAIN_RATIO,
     SPLIT_MARGIN,
     SPLIT_OPENING_GROWTH,
     SPLIT_RTOL,
@@ -240,6 +241,11 @@ class AnnealPlan:
         negative margin tries splits above the predicted critical
         temperature (those that close again are undone), so that the
         temperature at which a split opens is observed, not assumed.
+    gain_ratio : float
+        Of the candidates unstable at the next temperature, only those whose
+        expected split gain is at least this fraction of the largest among
+        them split there (:meth:`fastrbfkm._spares.Candidates.splitting`);
+        0 splits them all.
     """
 
     schedule: Schedule
@@ -249,6 +255,7 @@ class AnnealPlan:
     tail_iter: int | None = None
     perturbation: float = PERTURBATION
     split_margin: float = SPLIT_MARGIN
+    gain_ratio: float = SPLIT_GAIN_RATIO
 
     @classmethod
     def for_estimator(
@@ -306,13 +313,16 @@ class AnnealPlan:
         """The plan of :func:`fastrbfkm.phase_diagram`: from just above the
         critical temperature (``sigma_c / cooling``) down by ``cooling`` a
         temperature, at most to the float64 resolution below ``sigma_c``,
-        skipping idle temperatures, with splits tried at ``split_margin``."""
+        skipping idle temperatures, with splits tried at ``split_margin``
+        and every unstable center splitting (the temperature at which each
+        split opens is what the diagram records)."""
         stop = sigma_c * np.finfo(np.float64).eps
         return cls(
             GeometricSchedule(sigma_c / cooling, cooling, stop),
             skip_idle=True,
             max_iter=max_iter,
             split_margin=split_margin,
+            gain_ratio=0.0,
         )
 
     @classmethod
@@ -445,9 +455,11 @@ def run_anneal(
                     found.critical.max(initial=0.0) > sigmas[t:] * (1.0 + margin)
                 )
                 t += int(below[0]) if below.size else len(sigmas) - 1 - t
-            pairs = spares.split_unstable(C, found, sigmas[t], rng, plan.perturbation, margin)
+            pairs = spares.split_unstable(
+                C, found, sigmas[t], rng, plan.perturbation, margin, plan.gain_ratio
+            )
             if log is not None:
-                log.split(len(path.rows), float(sigmas[t]), pairs, found, margin)
+                log.split(len(path.rows), float(sigmas[t]), pairs, found, margin, plan.gain_ratio)
         if rows.sphere:  # split, closed and merged centers back on the sphere
             C[:] = project(C)
     return path.build(_name(mode))
@@ -528,7 +540,7 @@ def candidates(
     if rows.sphere:
         N, S, _ = rows.stats(A, sigma, mode)
         critical = critical / resultant(A, N, S)[wanted]
-    return Candidates(chosen[wanted], critical, spread[wanted], axes[wanted])
+    return Candidates(chosen[wanted], critical, spread[wanted], axes[wanted], gain[wanted])
 
 
 @dataclass
@@ -545,9 +557,15 @@ class SplitLog:
     events: list = field(default_factory=list)
 
     def split(
-        self, t: int, sigma: float, pairs: np.ndarray, found: Candidates, margin: float
+        self,
+        t: int,
+        sigma: float,
+        pairs: np.ndarray,
+        found: Candidates,
+        margin: float,
+        gain_ratio: float,
     ) -> None:
-        predicted = found.critical[found.unstable(sigma, margin)]
+        predicted = found.critical[found.splitting(sigma, margin, gain_ratio)]
         for (j, spare), crit in zip(pairs.tolist(), predicted.tolist(), strict=True):
             self.events.append(("split", t, sigma, j, spare, crit))
 

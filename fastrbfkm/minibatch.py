@@ -500,7 +500,9 @@ class MiniBatchRBFKMeans(BaseRBFKMeans):
             top = float(found.critical.max(initial=0.0)) / (1.0 + SPLIT_MARGIN)
             if 0 < top <= sigma:  # none splits at sigma: the first temperature below top
                 sigma = plan.schedule.first_below(sigma, top)
-            pairs = spares.split_unstable(self._C, found, sigma, self._rng, plan.perturbation)
+            pairs = spares.split_unstable(
+                self._C, found, sigma, self._rng, plan.perturbation, gain_ratio=plan.gain_ratio
+            )
             if self._probe.sphere:
                 self._C = project(self._C)
             self.counts_[pairs.ravel()] = 0.0
@@ -542,7 +544,9 @@ class MiniBatchRBFKMeans(BaseRBFKMeans):
         spares = self._spares
         if not spares.all_active:
             found = candidates(self._probe, self._centers_in_dtype(), spares.active, 0.0, K.HARD)
-            spares.split_unstable(self._C, found, 0.0, self._rng, self._plan.perturbation)
+            # every spare left goes out now, to the heaviest cells
+            perturbation = self._plan.perturbation
+            spares.split_unstable(self._C, found, 0.0, self._rng, perturbation, gain_ratio=0.0)
         self._C = self._polish(self._probe, self._centers_in_dtype())
         self._annealing = False
         self.sigma_ = 0.0

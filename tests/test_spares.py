@@ -38,6 +38,7 @@ def test_a_split_nudges_a_spare_off_each_unstable_candidate():
         critical=np.array([4.0, 1.0]),  # only center 1 is unstable at 2
         spread=np.array([4.0, 9.0]),
         axes=np.array([[1.0, 0.0], [0.0, 1.0]]),
+        gain=np.array([8.0, 3.0]),
     )
     pairs = spares.split_unstable(C, found, 2.0, np.random.default_rng(0), 0.1)
     assert pairs.tolist() == [[1, 2]]  # the first spare goes to the first candidate
@@ -48,6 +49,28 @@ def test_a_split_nudges_a_spare_off_each_unstable_candidate():
     np.testing.assert_array_equal(C[1:3, 1], [3.0, 3.0])
     np.testing.assert_array_equal(C[3], C[1])  # the spare left follows its leader
     assert spares.fresh_rows().tolist() == [[1, 2]]  # rows of C[active]
+
+
+def test_splits_go_to_the_unstable_candidates_that_gain_most_first():
+    # four active centers, four spares; all four candidates unstable at 1
+    C = np.repeat(np.arange(4.0)[:, None] * 10, 2, axis=0).repeat(2, axis=1)
+    spares = Spares.of_copies(C)
+    found = Candidates(
+        index=np.array([2, 0, 6, 4]),
+        critical=np.array([5.0, 0.5, 5.0, 5.0]),  # center 0 is stable at 1
+        spread=np.ones(4),
+        axes=np.tile([1.0, 0.0], (4, 1)),
+        gain=np.array([10.0, 9.0, 7.5, 6.0]),
+    )
+    # of the unstable ones (2, 6, 4), those within 0.7 of the best gain (10)
+    assert found.splitting(1.0, gain_ratio=0.7).tolist() == [True, False, True, False]
+    assert found.splitting(1.0, gain_ratio=0.0).tolist() == [True, False, True, True]
+    assert found.unstable(1.0).tolist() == [True, False, True, True]
+    pairs = spares.split_unstable(C, found, 1.0, np.random.default_rng(0), 0.1, gain_ratio=0.7)
+    assert pairs[:, 0].tolist() == [2, 6]
+    assert spares.n_active == 6
+    # nothing unstable: nothing splits, whatever the ratio
+    assert not found.splitting(100.0, gain_ratio=0.7).any()
 
 
 def test_a_split_that_closed_returns_its_spare_and_the_temperature_forgets_its_pairs():
