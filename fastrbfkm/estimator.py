@@ -26,7 +26,7 @@ from ._tunables import (
 )
 from ._validation import ASSIGNMENTS
 from .annealing import AnnealPlan, AnnealSettings, critical_from_variance, run_anneal
-from .lloyd import improve_by_swaps, improve_by_transfers, run_lloyd
+from .lloyd import LloydResult, improve_by_swaps, improve_by_transfers, run_lloyd
 from .phases import DEFAULT_COOLING as PHASE_COOLING
 from .phases import DEFAULT_MAX_CLUSTERS, diagram_of_rows
 from .phases import DEFAULT_TOL as PHASE_TOL
@@ -120,8 +120,12 @@ class RBFKMeans(BaseRBFKMeans):
         Finish the soft phase with hard Lloyd iterations, swap moves and
         single-row transfers (see ``docs/annealing.md``); ``sigma_`` is then 0,
         and ``predict_proba`` gives the final centers' soft memberships at
-        ``soft_sigma_``. Set it to False to keep the soft solution at the
-        last temperature.
+        ``soft_sigma_``. An annealing from the mean (``sigma="auto"``) is
+        polished from its own centers or from a greedy k-means++ start,
+        whichever is lower after Lloyd's algorithm on the annealed rows
+        (``start_`` says which), so that the fit never ends above what
+        k-means++ and Lloyd find on those rows. Set it to False to keep the
+        soft solution at the last temperature.
     record_path : bool, default=False
         Keep the annealing path in ``path_``.
     random_state : int, RandomState instance or None, default=None
@@ -175,6 +179,12 @@ class RBFKMeans(BaseRBFKMeans):
         hard Lloyd iterations.
     sigma_ : float
         Final temperature: 0 after hard iterations, else the last soft one.
+    start_ : {"annealing", "k-means++"} or None
+        Which start the polish of an annealed fit (``sigma="auto"`` with
+        ``refine``) went on from: the annealed centers, or the greedy
+        k-means++ centers it carries alongside, whichever was lower after
+        Lloyd's algorithm on the annealed rows (see ``refine``). None for
+        other fits.
     soft_sigma_ : float or None
         The temperature at which :meth:`predict_proba` reads soft
         memberships: ``sigma_`` when it is positive; after hard iterations
@@ -392,6 +402,7 @@ class RBFKMeans(BaseRBFKMeans):
         self.soft_sigma_ = self._soft_sigma(best["inertia"], rows.weight, d)
         self.sigma_critical_ = sigma_c
         self.path_ = best["path"] if self.record_path and soft else None
+        self.start_ = best["start"]
         return self
 
     def _fit_once(self, rows, mode, k, tol, moments, sigma_c, init, seed, run) -> dict:
@@ -410,6 +421,7 @@ class RBFKMeans(BaseRBFKMeans):
             if self.verbose:
                 print("Initialization complete")
         sigma = 0.0
+        start = None
         # A soft fit that refine finishes only needs its soft phase as a
         # guide: that and the polish run on rows in memory (a sample of
         # large data), and Lloyd and the swaps end on every row.
@@ -454,6 +466,8 @@ class RBFKMeans(BaseRBFKMeans):
                 last = mode == K.HARD and source is rows
                 report = self._lloyd_report(tol) if self.verbose else None
                 lloyd = run_lloyd(source, C, int(self.max_iter), tol, not last, report)
+                if guides and source is guide and self.sigma == "auto":
+                    lloyd, start = self._against_kmeanspp(guide, lloyd, k, tol, seed)
                 if mode != K.HARD:
                     lloyd = improve_by_swaps(source, lloyd, int(self.max_iter), tol)
                     # sequential: rows in memory only; Euclidean gains only
@@ -471,7 +485,28 @@ class RBFKMeans(BaseRBFKMeans):
             "n_iter": n_iter,
             "sigma": sigma,
             "path": path,
+            "start": start,
         }
+
+    def _against_kmeanspp(self, guide, annealed, k: int, tol: float, seed: int):
+        """The annealed centers at their Lloyd fixed point on the annealed
+        rows, or a greedy k-means++ start's, whichever has the lower
+        inertia there, and which it was ("annealing" or "k-means++").
+
+        The polish that follows (swap moves, transfers, Lloyd on every row)
+        only lowers the inertia, so the fit never ends above a k-means++
+        start brought to a Lloyd fixed point on the same rows: the
+        annealing has to beat it, not only to exist.
+        """
+        rng = np.random.default_rng([seed, 1])  # its own stream: the annealing's is unchanged
+        C = guide.initial_centers(k, "k-means++", rng)
+        if guide.sphere:
+            C = project(C)
+        seeded = run_lloyd(guide, C, int(self.max_iter), tol)
+        n_iter = annealed.n_iter + seeded.n_iter  # both runs were made
+        if seeded.inertia < annealed.inertia:
+            return LloydResult(seeded.centers, seeded.inertia, n_iter), "k-means++"
+        return LloydResult(annealed.centers, annealed.inertia, n_iter), "annealing"
 
     def _anneal_rows(self, k: int) -> int | None:
         if self.anneal_size == "auto":

@@ -381,6 +381,52 @@ def test_annealed_inertia_is_no_worse_than_kmeans_n_init_10(name):
     assert ours <= 1.0005 * ref
 
 
+def _many_modes(n, d, modes, seed):
+    """Anisotropic Gaussian modes of Dirichlet-mixed sizes: more modes than centers."""
+    rng = np.random.default_rng(seed)
+    means = rng.normal(size=(modes, d))
+    labels = rng.choice(modes, size=n, p=rng.dirichlet(np.ones(modes)))
+    std = rng.uniform(0.2, 0.6, size=(modes, d))[labels]
+    return (means[labels] + std * rng.normal(size=(n, d))).astype(np.float32)
+
+
+def test_annealing_alone_gives_centers_out_by_gain_on_data_with_more_modes_than_centers():
+    # 512 modes, 128 centers, 32 features: every split cell is unstable at
+    # once; splitting them all doubled the centers a temperature, each
+    # branch getting the same number whatever its mass (1.077 of KMeans's
+    # inertia); giving the spares out by gain ends below it (0.977).
+    X = _many_modes(6000, 32, 512, seed=1)
+    ref = KMeans(128, n_init=1, random_state=0).fit(X).inertia_
+    annealed = RBFKMeans(128, refine=False, random_state=0).fit(X)
+    assert annealed.inertia_ < ref
+
+
+def test_the_polish_goes_on_from_the_lower_of_the_annealing_and_kmeans_plusplus(monkeypatch):
+    blobs, _ = make_blobs(3000, centers=5, random_state=3)
+    assert RBFKMeans(5, random_state=0).fit(blobs).start_ == "annealing"
+    X = _many_modes(3000, 8, 60, seed=2)
+    km = RBFKMeans(20, random_state=0).fit(X)
+    assert km.start_ in ("annealing", "k-means++")
+    assert RBFKMeans(20, assignment="hard", random_state=0).fit(X).start_ is None
+    assert RBFKMeans(20, refine=False, random_state=0).fit(X).start_ is None
+    # An annealing that went wrong (every center left on the mean) is
+    # replaced by the k-means++ start, brought to its Lloyd fixed point.
+    import fastrbfkm.estimator as E
+
+    real = E.run_anneal
+
+    def on_the_mean(rows, C, *args, **kwargs):
+        path = real(rows, C, *args, **kwargs)
+        path.centers[-1] = rows.moments().mean
+        return path
+
+    monkeypatch.setattr(E, "run_anneal", on_the_mean)
+    rescued = RBFKMeans(20, random_state=0).fit(X)
+    assert rescued.start_ == "k-means++"
+    assert rescued.inertia_ <= 1.01 * km.inertia_
+    assert len(np.unique(rescued.labels_)) == 20
+
+
 def test_sigma_min_and_cooling_set_the_schedule():
     X, _ = make_blobs(300, centers=3, random_state=7)
     km = RBFKMeans(
