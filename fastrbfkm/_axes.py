@@ -85,6 +85,26 @@ def cell_spreads(rows: Rows, C: np.ndarray, cells: CellSummary):
     return N, dense_values(N, A), axes_of
 
 
+def spreads(rows: Rows, C: np.ndarray, sigma: float, mode: int, rtol: float = LANCZOS_RTOL):
+    """``(N, values, axes_of)``: :func:`principal`'s masses and largest
+    eigenvalues, and ``axes_of(index)``, the unit principal axes of the
+    centers ``index`` (``(len(index), d)``). From formed scatter matrices
+    the values come without the eigenvectors and ``axes_of`` computes only
+    those asked for (the annealing splits a few of its centers a
+    temperature); by Lanczos iterations both come from the same passes."""
+    if not forms_scatter(rows):
+        N, values, axes = principal(rows, C, sigma, mode, rtol=rtol)
+        return N, values, lambda index: axes[index]
+    N, A = rows.scatter(C, sigma, mode)
+    if rows.sphere:
+        A = tangent_scatter(A, C)
+
+    def axes_of(index: np.ndarray) -> np.ndarray:
+        return dense_eigenpairs(N[index], A[index])[1]
+
+    return N, dense_values(N, A), axes_of
+
+
 def _from_scatter(rows: Rows, C: np.ndarray, N: np.ndarray, A: np.ndarray):
     """``(N, values, axes)`` from the formed scatter matrices (projected
     onto the sphere's tangent spaces first on the sphere)."""

@@ -19,6 +19,7 @@ this module only moves them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -38,8 +39,22 @@ class Candidates:
     index: np.ndarray  # (m,) center indices
     critical: np.ndarray  # (m,) their critical temperatures
     spread: np.ndarray  # (m,) largest eigenvalue of their local covariance
-    axes: np.ndarray  # (m, d) its eigenvector
     gain: np.ndarray  # (m,) expected decrease of the inertia from a split, decreasing
+    #: positions (into ``index``) -> (len, d) unit eigenvectors of those
+    #: spreads, computed for the candidates that split only
+    axes_of: Callable[[np.ndarray], np.ndarray]
+
+    @classmethod
+    def of(
+        cls,
+        index: np.ndarray,
+        critical: np.ndarray,
+        spread: np.ndarray,
+        gain: np.ndarray,
+        axes: np.ndarray,
+    ) -> Candidates:
+        """Candidates whose axes ``(m, d)`` are known already."""
+        return cls(index, critical, spread, gain, lambda positions: axes[positions])
 
     def unstable(self, next_sigma: float, margin: float = SPLIT_MARGIN) -> np.ndarray:
         """Which candidates are unstable at ``next_sigma``."""
@@ -210,10 +225,9 @@ class Spares:
         active, parent = self.active, self.parent
         spares = list(np.flatnonzero(~active))
         pairs = []
-        split = found.splitting(next_sigma, margin, gain_ratio)
-        for j, spread, axis in zip(
-            found.index[split], found.spread[split], found.axes[split], strict=True
-        ):
+        split = np.flatnonzero(found.splitting(next_sigma, margin, gain_ratio))
+        axes = found.axes_of(split)
+        for j, spread, axis in zip(found.index[split], found.spread[split], axes, strict=True):
             spare = spares.pop(0)
             nudge = step * np.sqrt(spread) * axis
             nudge *= rng.choice([-1.0, 1.0])

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import _kernels as K
-from ._axes import largest_variance, principal
+from ._axes import forms_scatter, largest_variance, principal, spreads
 from ._backend import open_rows
 from ._deprecation import keyword_only, renamed, warn
 from ._rows import Rows
@@ -531,8 +531,18 @@ def candidates(
     """
     chosen = np.flatnonzero(active)
     A = np.ascontiguousarray(C[chosen])
-    found = principal(rows, A, sigma, mode, cells=True, rtol=SPLIT_RTOL)
-    (_, spread, axes), (mass, cell_spread, _) = found
+    if forms_scatter(rows):
+        # eigenvalues for all, eigenvectors only for the centers that split
+        _, spread, axes_of = spreads(rows, A, sigma, mode)
+        mass, cell_spread, _ = spreads(rows, A, 0.0, K.HARD)
+    else:  # Lanczos: the soft and hard scatter's iterations share their passes
+        (_, spread, axes), (mass, cell_spread, _) = principal(
+            rows, A, sigma, mode, cells=True, rtol=SPLIT_RTOL
+        )
+
+        def axes_of(index: np.ndarray) -> np.ndarray:
+            return axes[index]
+
     factor = np.sqrt(2.0) if mode == K.ENTMAX15 else 1.0
     gain = mass * cell_spread
     wanted = np.argsort(-gain, kind="stable")[: int(np.count_nonzero(~active))]
@@ -540,7 +550,9 @@ def candidates(
     if rows.sphere:
         N, S, _ = rows.stats(A, sigma, mode)
         critical = critical / resultant(A, N, S)[wanted]
-    return Candidates(chosen[wanted], critical, spread[wanted], axes[wanted], gain[wanted])
+    return Candidates(
+        chosen[wanted], critical, spread[wanted], gain[wanted], lambda at: axes_of(wanted[at])
+    )
 
 
 @dataclass

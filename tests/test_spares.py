@@ -33,12 +33,12 @@ def test_parking_moves_the_spares_of_the_spare_too():
 def test_a_split_nudges_a_spare_off_each_unstable_candidate():
     C = np.array([[0.0, 0.0], [3.0, 3.0], [0.0, 0.0], [3.0, 3.0]])
     spares = Spares.of_copies(C)  # 0 and 1 active, 2 on 0, 3 on 1
-    found = Candidates(
+    found = Candidates.of(
         index=np.array([1, 0]),
         critical=np.array([4.0, 1.0]),  # only center 1 is unstable at 2
         spread=np.array([4.0, 9.0]),
-        axes=np.array([[1.0, 0.0], [0.0, 1.0]]),
         gain=np.array([8.0, 3.0]),
+        axes=np.array([[1.0, 0.0], [0.0, 1.0]]),
     )
     pairs = spares.split_unstable(C, found, 2.0, np.random.default_rng(0), 0.1)
     assert pairs.tolist() == [[1, 2]]  # the first spare goes to the first candidate
@@ -55,12 +55,12 @@ def test_splits_go_to_the_unstable_candidates_that_gain_most_first():
     # four active centers, four spares; all four candidates unstable at 1
     C = np.repeat(np.arange(4.0)[:, None] * 10, 2, axis=0).repeat(2, axis=1)
     spares = Spares.of_copies(C)
-    found = Candidates(
+    found = Candidates.of(
         index=np.array([2, 0, 6, 4]),
         critical=np.array([5.0, 0.5, 5.0, 5.0]),  # center 0 is stable at 1
         spread=np.ones(4),
-        axes=np.tile([1.0, 0.0], (4, 1)),
         gain=np.array([10.0, 9.0, 7.5, 6.0]),
+        axes=np.tile([1.0, 0.0], (4, 1)),
     )
     # of the unstable ones (2, 6, 4), those within 0.7 of the best gain (10)
     assert found.splitting(1.0, gain_ratio=0.7).tolist() == [True, False, True, False]
