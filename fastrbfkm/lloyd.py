@@ -145,7 +145,12 @@ def _losing(seen: list[float], beat: float) -> bool:
 
 
 def improve_by_swaps(
-    rows: Rows, start: LloydResult, max_iter: int, tol: float, candidates: int = 8
+    rows: Rows,
+    start: LloydResult,
+    max_iter: int,
+    tol: float,
+    candidates: int = 8,
+    rounds: int | None = None,
 ) -> LloydResult:
     """Move centers from where they help least to where a split helps most.
 
@@ -167,6 +172,7 @@ def improve_by_swaps(
     from one pass over the rows (:meth:`~fastrbfkm._rows.Rows.cell_summary`)
     where the source forms the scatter matrices. ``n_iter``
     of the result counts every Lloyd iteration, the rejected trials' included.
+    ``rounds`` caps the rounds below those bounds (None: no cap).
 
     With many centers (``MANY_CLUSTERS`` or more) one move at a time would
     take O(k) rounds of Lloyd runs. A round there makes many moves at once
@@ -182,8 +188,9 @@ def improve_by_swaps(
     k = start.centers.shape[0]
     n_iter = start.n_iter
     batch = k // BATCH_CELLS if k >= MANY_CLUSTERS else 1
-    rounds = int(np.ceil(np.log2(k))) if k > 1 else 0
-    for _ in range(rounds if batch > 1 else rounds + ONE_MOVE_ROUNDS):
+    most = int(np.ceil(np.log2(k))) if k > 1 else 0
+    most = most if batch > 1 else most + ONE_MOVE_ROUNDS
+    for _ in range(most if rounds is None else min(most, rounds)):
         C = best.centers
         cells = rows.cell_summary(C, forms_scatter(rows))
         costs = cells.costs

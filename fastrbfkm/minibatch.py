@@ -19,7 +19,8 @@ its end, centers that sit on one another merge, and spares split off the
 centers that the probe rows show unstable at the next temperature
 (temperatures at which none would are skipped). Once every center is active
 and a batch is nearly hard, the centers are polished on the probe rows
-(Lloyd iterations and swap moves) and the fit goes on with hard mini-batch
+(Lloyd iterations, from them and from a greedy k-means++ start of the probe
+rows, whichever ends lower, then swap moves) and the fit goes on with hard mini-batch
 K-Means and scikit-learn's stopping rules (``max_no_improvement``, ``tol``);
 ``fit`` ends with one Lloyd step over every row (``full_step``).
 """
@@ -511,10 +512,17 @@ class MiniBatchRBFKMeans(BaseRBFKMeans):
         self.sigma_ = sigma
 
     @staticmethod
-    def _polish(probe: InMemoryRows, C: np.ndarray) -> np.ndarray:
-        """Lloyd iterations and swap moves on the probe rows (float64 result)."""
+    def _polish(
+        probe: InMemoryRows, C: np.ndarray, rival: np.ndarray | None = None
+    ) -> np.ndarray:
+        """Lloyd iterations and swap moves on the probe rows (float64
+        result); with a ``rival`` start, the swaps go on from whichever of
+        the two has the lower inertia after Lloyd."""
         tol = POLISH_TOL * float(probe.moments(weighted=False).variance.mean())
         start = run_lloyd(probe, np.ascontiguousarray(C, dtype=probe.dtype), POLISH_ITER, tol)
+        if rival is not None:
+            other = run_lloyd(probe, rival, POLISH_ITER, tol)
+            start = other if other.inertia < start.inertia else start
         return improve_by_swaps(probe, start, POLISH_ITER, tol).centers.astype(np.float64)
 
     def _centers_in_dtype(self) -> np.ndarray:
@@ -539,15 +547,21 @@ class MiniBatchRBFKMeans(BaseRBFKMeans):
         """Hard mini-batch K-Means from here: spares left (fewer distinct
         groups than centers) split off the heaviest centers; the centers are
         polished on the probe rows as :class:`RBFKMeans`'s ``refine`` does
-        (Lloyd iterations and swap moves, which move a center from where it
-        helps least to a cell that a split helps most); counts restart."""
+        (Lloyd iterations, from them and from a greedy k-means++ start of
+        the probe rows, whichever ends lower, then swap moves, which move a
+        center from where it helps least to a cell that a split helps
+        most); counts restart."""
         spares = self._spares
         if not spares.all_active:
             found = candidates(self._probe, self._centers_in_dtype(), spares.active, 0.0, K.HARD)
             # every spare left goes out now, to the heaviest cells
             perturbation = self._plan.perturbation
             spares.split_unstable(self._C, found, 0.0, self._rng, perturbation, gain_ratio=0.0)
-        self._C = self._polish(self._probe, self._centers_in_dtype())
+        probe = self._probe
+        rival = probe.initial_centers(self._C.shape[0], "k-means++", self._rng)
+        if probe.sphere:
+            rival = project(rival)
+        self._C = self._polish(probe, self._centers_in_dtype(), rival)
         self._annealing = False
         self.sigma_ = 0.0
         self.counts_[:] = 0.0

@@ -299,3 +299,24 @@ def test_fixed_temperature_fit_stops_by_the_smoothed_free_energy():
     full = RBFKMeans(4, assignment="softmax", sigma=1.0, refine=False, random_state=0).fit(X)
     F = [fk.objective(X, C, 1.0, "softmax") for C in (km.cluster_centers_, full.cluster_centers_)]
     assert F[0] <= F[1] + 0.01 * abs(F[1])
+
+
+def test_the_end_of_the_annealing_keeps_the_lower_of_its_centers_and_a_kmeans_plusplus_start():
+    from fastrbfkm._rows import in_memory
+
+    X, _ = make_blobs(3000, centers=8, random_state=5)
+    probe = in_memory(X, np.ones(len(X)))
+    on_the_mean = np.repeat(X.mean(axis=0)[None, :], 8, axis=0)  # a Lloyd run stays poor
+    seeded = probe.initial_centers(8, "k-means++", np.random.default_rng(0))
+    # the swaps go on from the start whose Lloyd run ended lower, either way round
+    np.testing.assert_array_equal(
+        MiniBatchRBFKMeans._polish(probe, on_the_mean, seeded),
+        MiniBatchRBFKMeans._polish(probe, seeded),
+    )
+    np.testing.assert_array_equal(
+        MiniBatchRBFKMeans._polish(probe, seeded, on_the_mean),
+        MiniBatchRBFKMeans._polish(probe, seeded),
+    )
+    assert not np.array_equal(
+        MiniBatchRBFKMeans._polish(probe, on_the_mean), MiniBatchRBFKMeans._polish(probe, seeded)
+    )
