@@ -333,12 +333,15 @@ class AnnealPlan:
         perturbation: float,
         stop_when_hard: bool,
     ) -> AnnealPlan:
-        """A schedule given as it is (:func:`anneal`), no skipping."""
+        """A schedule given as it is (:func:`anneal`), no skipping, every
+        unstable center splitting at once (the textbook annealing, converged
+        at every temperature, whose path the paper's results measure)."""
         return cls(
             GivenSchedule(temperatures),
             stop_when_hard=stop_when_hard,
             max_iter=int(max_iter),
             perturbation=perturbation,
+            gain_ratio=0.0,
         )
 
     @property
@@ -611,6 +614,12 @@ def anneal(
     metric: str = "euclidean",
 ) -> AnnealPath:
     """Warm-started soft Lloyd steps to convergence down a temperature sequence.
+
+    Coincident centers are spares, split off an active center along its
+    principal axis once the temperature falls below its critical
+    temperature, every unstable center at once (the textbook deterministic
+    annealing; :class:`RBFKMeans` gives its spares to the unstable centers
+    that gain most first).
 
     Parameters
     ----------
