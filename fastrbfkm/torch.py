@@ -18,7 +18,7 @@ import torch
 from torch import nn
 
 from . import _kernels as K
-from ._deprecation import keyword_only, renamed
+from ._deprecation import REMOVED_IN, keyword_only, renamed, renamed_value, warn
 from ._sphere import check_metric
 from ._threads import one_blas_thread
 from ._validation import ASSIGNMENTS, check_value_range
@@ -267,7 +267,9 @@ def rbf_kmeans_loss(
         Where it runs, named as everywhere in the library: ``"cpu"`` on the
         numba CPU kernels (CPU tensors), ``"cuda"`` on the GPU (CUDA tensors,
         in torch ops), ``"auto"`` by the tensors' device (torch ops for any
-        device but the CPU).
+        device but the CPU). The names before 0.2 work, with a
+        ``FutureWarning``, until 0.3: ``"numba"`` is ``"cpu"``; ``"torch"``
+        runs torch ops on any device.
     metric : {"euclidean", "cosine"}, default="euclidean"
         ``"cosine"``: the rows of X and C are used at unit length (scaled by
         differentiable torch ops, so the gradients move along the sphere),
@@ -278,7 +280,7 @@ def rbf_kmeans_loss(
     loss : 0-d tensor
         ``sum_i w_i [sum_k r_ik D_ik - sigma H(r_i)] / sum_i w_i``, X's dtype.
     """
-    torch_ops = _use_torch(X, backend)
+    torch_ops = _use_torch(X, backend, "rbf_kmeans_loss")
     X, C = _on_sphere(X, C, metric)
     return _loss(X, C, sigma, assignment, sample_weight, torch_ops)
 
@@ -311,7 +313,7 @@ def responsibilities(
     R : torch.Tensor of shape (n, k)
         Rows summing to 1 (hard: one-hot, with zero gradient).
     """
-    torch_ops = _use_torch(X, backend)
+    torch_ops = _use_torch(X, backend, "responsibilities")
     X, C = _on_sphere(X, C, metric)
     return _responsibilities(X, C, sigma, assignment, torch_ops)
 
@@ -326,10 +328,27 @@ def _responsibilities(X, C, sigma, assignment, torch_ops: bool) -> torch.Tensor:
     return _Responsibilities.apply(X, C, sigma, mode)
 
 
-def _use_torch(X: torch.Tensor, backend: str) -> bool:
-    """Whether to run in torch ops (the device path) rather than the numba kernels."""
+#: The layer's backend names before 0.2 that still work, with a FutureWarning,
+#: until ``REMOVED_IN``: ``"numba"`` is ``"cpu"``; ``"torch"`` (torch ops on any
+#: device, CPU tensors included) has no new name of its own.
+OLD_BACKENDS = {"numba": "cpu"}
+
+
+def _use_torch(X: torch.Tensor, backend: str, where: str) -> bool:
+    """Whether to run in torch ops (the device path) rather than the numba
+    kernels; ``where`` (the public function's name) for the old names' warning."""
     if not isinstance(backend, str):
         raise TypeError(f"backend must be a string; got {type(backend).__name__}.")
+    if backend == "torch":
+        warn(
+            f"{where}(): backend='torch' is deprecated and stops working in {REMOVED_IN}: "
+            "write backend='auto' (torch ops on GPU tensors; on CPU tensors the numba "
+            "kernels, which compute the same loss and gradients) or backend='cuda'."
+        )
+        if not isinstance(X, torch.Tensor):
+            raise TypeError(f"X must be a torch.Tensor; got {type(X).__name__}.")
+        return True  # as it did: torch ops on any device
+    backend = renamed_value("backend", backend, OLD_BACKENDS, where)
     if backend not in ("auto", "cpu", "cuda"):
         raise ValueError(f"backend must be 'auto', 'cpu' or 'cuda'; got {backend!r}.")
     if not isinstance(X, torch.Tensor):
