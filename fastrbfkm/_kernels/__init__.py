@@ -21,7 +21,7 @@ from . import (
     update,
 )
 from .assignment import ENTMAX15, HARD, SOFTMAX
-from .compiling import announce_compilation
+from .compiling import announce_compilation, note_data
 from .distances import DIRECT_MAX
 from .forks import serial_after_fork
 from .interrupts import deferring_interrupts
@@ -51,17 +51,30 @@ def _rows_by_columns(R, *_):
     return R.shape[0], 4 * R.shape[1]
 
 
-def _entry(size, kernel):
+def _entry(size, kernel, data=True):
     """A parallel kernel as the library calls it: on one thread when the call
     is small (:mod:`.threads`) and in a forked child (:mod:`.forks`), Ctrl-C
-    raised when it returns (:mod:`.interrupts`), its data read-only."""
+    raised when it returns (:mod:`.interrupts`), its data read-only. With
+    ``data``, its first argument is the data, whose kind a compilation then
+    announces (:func:`.compiling.note_data`); without, it is not (the
+    centers)."""
     run = deferring_interrupts(serial_after_fork(serial_when_small(size)(kernel), kernel))
 
     @functools.wraps(run)
     def call(X, *args):
+        if data:
+            note_data(data_kind(X))
         return run(read_only(X), *args)
 
     return call
+
+
+def data_kind(X) -> str:
+    """``"float32 arrays"``, ``"float64 CSR matrices"``, ...: the kind of input
+    as the compile announcement and ``python -m fastrbfkm compile`` name it."""
+    if isinstance(X, CSR):
+        return f"{X[0].dtype} CSR matrices"
+    return f"{X.dtype} arrays"
 
 
 def read_only(X):
@@ -97,8 +110,10 @@ squared_distances = _entry(_rows_by_centers, assignment.squared_distances)
 _block_pass = _entry(_rows_by_centers, update.block_pass)
 pruned_hard_stats = _entry(_rows_by_centers, pruned.pruned_hard_stats)
 pruned_soft_stats = _entry(_rows_by_centers, pruned.pruned_soft_stats)
-nearest_gaps = _entry(lambda P, norms: _rows_by_centers(P, P), pruned.nearest_gaps)
-nearest_centers = _entry(lambda P, norms, q: _rows_by_centers(P, P), pruned.nearest_centers)
+nearest_gaps = _entry(lambda P, norms: _rows_by_centers(P, P), pruned.nearest_gaps, data=False)
+nearest_centers = _entry(
+    lambda P, norms, q: _rows_by_centers(P, P), pruned.nearest_centers, data=False
+)
 
 
 def block_stats(X, C, w, sigma, mode, with_stats):
