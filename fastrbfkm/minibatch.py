@@ -38,6 +38,7 @@ from sklearn.utils.validation import validate_data
 from . import _kernels as K
 from ._axes import largest_variance
 from ._base import BaseRBFKMeans
+from ._memory import explains_memory
 from ._rows import InMemoryRows, Rows, in_memory
 from ._sphere import mean_direction, project
 from ._threads import one_blas_thread
@@ -245,6 +246,7 @@ class MiniBatchRBFKMeans(BaseRBFKMeans):
     # ------------------------------------------------------------------- fit
 
     @one_blas_thread
+    @explains_memory
     def fit(self, X, y=None, sample_weight=None):
         """Fit on mini-batches drawn from X.
 
@@ -317,6 +319,7 @@ class MiniBatchRBFKMeans(BaseRBFKMeans):
         return self
 
     @one_blas_thread
+    @explains_memory
     def partial_fit(self, X, y=None, sample_weight=None):
         """Update the centers with one batch (the first call also starts them).
 

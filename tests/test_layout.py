@@ -60,7 +60,11 @@ def test_kernels_import_only_kernels():
 
 
 #: Modules that belong to the estimator's layer of the walk below.
-ESTIMATOR_LAYER = {"fastrbfkm._base": "fastrbfkm.estimator"}
+ESTIMATOR_LAYER = {
+    "fastrbfkm._base": "fastrbfkm.estimator",
+    # the estimators' fit decorator that explains out-of-memory errors
+    "fastrbfkm._memory": "fastrbfkm.estimator",
+}
 
 
 def test_x_goes_down_from_fit_to_the_kernels():
