@@ -461,7 +461,8 @@ def cmd_compile(args: argparse.Namespace) -> None:
 
     print(
         "fastrbfkm compile: compiling the kernels for every kind of input "
-        "(about 2-3 minutes on 2 cores from an empty cache; seconds when they are cached)",
+        "(from an empty cache about 2 minutes on 2 quiet cores, 4-7 on busy ones; seconds "
+        "when they are cached), a line as each kernel is compiled and each group is done",
         flush=True,
     )
     start = time.perf_counter()
