@@ -59,7 +59,12 @@ def _blobs(dtype, n: int = 3000, d: int = 8, centers: int = 40) -> np.ndarray:
     return make_blobs(n, centers=centers, n_features=d, random_state=0, dtype=dtype)[0]
 
 
-def _estimators(X) -> list[tuple[str, Callable[[], object]]]:
+#: One step of a kind's warm-up: the name of the kernels' group it compiles,
+#: and the fits that do it.
+Group = tuple[str, Callable[[], object]]
+
+
+def _estimators(X) -> list[Group]:
     """Every estimator path a first fit of X takes, in groups: the default
     annealed fit (few and many clusters: from ``MANY_CLUSTERS`` on, the swap
     search moves many centers a round), the hard and softmax fits and their
@@ -129,11 +134,6 @@ def _wide(X) -> None:
     from .estimator import RBFKMeans
 
     RBFKMeans(3, random_state=0).fit(X)
-
-
-#: One step of a kind's warm-up: the name of the kernels' group it compiles,
-#: and the fits that do it.
-Group = tuple[str, Callable[[], object]]
 
 
 def _arrays(dtype) -> list[Group]:
