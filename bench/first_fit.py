@@ -64,6 +64,8 @@ elif kind == "float32":
     RBFKMeans(8).fit(X.astype(np.float32)).predict_proba(X)
 elif kind == "int64":
     RBFKMeans(8).fit((10 * X).astype(np.int64))
+elif kind == "many":  # MANY_CLUSTERS centers: the swap search moves many a round
+    RBFKMeans(128).fit(X[:5000].astype(np.float32))
 elif kind == "wide":  # principal axes by Lanczos iterations
     RBFKMeans(4).fit(make_blobs(3000, centers=4, n_features=200, random_state=0)[0])
 elif kind == "read-only":
@@ -100,6 +102,7 @@ KINDS = {
     "float64": None,
     "float32": None,
     "int64": None,
+    "many": None,
     "wide": None,
     "read-only": None,
     "csr": None,

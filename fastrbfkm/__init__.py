@@ -63,17 +63,29 @@ if TYPE_CHECKING:
 
 
 def __getattr__(name: str):
-    """A public name, looked up in its submodule, imported at first use."""
+    """A public name, looked up in its submodule, imported at first use (a
+    shared library that does not fit under an address-space limit is a
+    ``MemoryError``: :func:`fastrbfkm._memory.import_failure`)."""
     where = _PUBLIC.get(name)
     if where is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{where}"), name)
+    try:
+        module = importlib.import_module(f"{__name__}.{where}")
+    except (ImportError, OSError) as exc:
+        from ._memory import import_failure
+
+        error = import_failure(f"{__name__}.{where}", exc)
+        if error is None:
+            raise
+        raise error from exc
+    return getattr(module, name)
 
 
 def __dir__() -> list[str]:
     """The public names and the public submodules, as ``import *`` and a
     user's tab completion should see them (not the helpers imported here)."""
     return sorted(set(__all__) | set(_SUBMODULES))
+
 
 __version__ = "0.1.0"
 

@@ -1,11 +1,15 @@
-"""Command line: ``python -m fastrbfkm {demo,fit,paper,compile} ...``."""
+"""Command line: ``fastrbfkm {demo,fit,paper,compile} ...`` (or ``python -m
+fastrbfkm ...``). Results go to stdout, progress to stderr."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import sys
 import time
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,7 +25,8 @@ DESCRIPTION = (
     "fastrbfkm: K-Means as the zero-temperature limit of an RBF network. Commands: demo "
     "(cluster generated blobs), fit (cluster a .npy or .csv file), paper (reproduce the "
     "paper's tables and figures), compile (compile the kernels ahead of the first fit); "
-    "'python -m fastrbfkm COMMAND --help' for each."
+    "'fastrbfkm COMMAND --help' (or 'python -m fastrbfkm COMMAND --help') for each. Results "
+    "go to stdout, progress to stderr."
 )
 
 # scikit-learn, numba and the estimator are imported by the commands that fit,
@@ -44,6 +49,24 @@ def summary(km: RBFKMeans, elapsed: float) -> str:
     return "\n".join(lines)
 
 
+@dataclass
+class Table:
+    """A data file as the fit reads it (:func:`read`)."""
+
+    #: The numbers clustered: the chosen columns.
+    X: np.ndarray
+    #: The chosen columns' names: a CSV file's header names them, else
+    #: ``x<n>`` with ``n`` the column's number in the file, from 1.
+    names: list[str]
+    #: Every column of every row as the file holds it: a CSV file's header
+    #: line (None without one) and data lines, without their line ends; a
+    #: .npy file's whole array.
+    header_line: str | None = None
+    lines: list[str] | None = None
+    whole: np.ndarray | None = None
+    delimiter: str = ","
+
+
 def load(
     path: str,
     header: bool | None = None,
@@ -57,6 +80,17 @@ def load(
     without a byte-order mark). ``columns``: the columns to keep, counted
     from 0 (None: all). Rows and columns in errors count from 1, as in the
     file."""
+    return read(path, header, delimiter, columns).X
+
+
+def read(
+    path: str,
+    header: bool | None = None,
+    delimiter: str = ",",
+    columns: list[int] | None = None,
+) -> Table:
+    """:func:`load`, with the columns' names and the file's rows as they are
+    (for the outputs' header rows and ``--labeled``)."""
     file = Path(path)
     if not file.exists():
         raise ValueError(f"{path}: no such file")
@@ -66,11 +100,16 @@ def load(
         except (ValueError, EOFError, OSError) as exc:  # truncated or not a .npy file
             raise ValueError(f"{path}: not a readable .npy file ({exc})") from None
         skipped = 0
+        whole = X
         if columns is not None and X.ndim == 2:
             _check_columns(columns, X.shape[1], path)
             X = np.ascontiguousarray(X[:, columns])
+        width = X.shape[1] if X.ndim == 2 else 0
+        chosen = list(range(width)) if columns is None else columns
+        table = Table(X, [f"x{c + 1}" for c in chosen], whole=whole)
     elif file.suffix == ".csv":
-        X, skipped = _load_csv(file, header, delimiter, columns)
+        table, skipped = _load_csv(file, header, delimiter, columns)
+        X = table.X
     else:
         raise ValueError(f"{path}: expected a .npy or .csv file")
     if X.dtype.kind not in "biuf":  # dates, durations, records, strings, complex
@@ -78,7 +117,7 @@ def load(
     if X.ndim != 2:
         raise ValueError(f"{path}: expected a 2-D array; the file holds shape {X.shape}")
     _check_finite(X, path, skipped)
-    return X
+    return table
 
 
 def _check_columns(columns: list[int], width: int, path) -> None:
@@ -98,8 +137,9 @@ def _is_number(field: str) -> bool:
 
 def _load_csv(
     file: Path, header: bool | None, delimiter: str, columns: list[int] | None
-) -> tuple[np.ndarray, int]:
-    """The numbers of a CSV file and the lines skipped before them (a header)."""
+) -> tuple[Table, int]:
+    """The numbers of a CSV file, its names and lines (:class:`Table`), and
+    the lines skipped before them (a header)."""
     with open(file, encoding="utf-8-sig") as f:  # a byte-order mark is not data
         lines = [line for line in f]
     if not any(line.strip() for line in lines):
@@ -143,7 +183,13 @@ def _load_csv(
         raise
     if X.size == 0:
         raise ValueError(f"{file}: the file holds no numbers")
-    return X, skipped
+    first = lines[0].rstrip("\r\n").split(delimiter)
+    names = [first[c].strip() if header else f"x{c + 1}" for c in wanted]
+    # the rows numpy read: neither blank nor a comment (numpy's "#")
+    rows = [line.split("#", 1)[0].rstrip() for line in lines[skipped:]]
+    rows = [row for row in rows if row.strip()]
+    header_line = lines[0].rstrip("\r\n") if header else None
+    return Table(X, names, header_line, rows, delimiter=delimiter), skipped
 
 
 def _check_finite(X: np.ndarray, path: str, skipped: int) -> None:
@@ -179,16 +225,75 @@ def writable(path: str | None, name: str) -> str | None:
     return path
 
 
-def save(path: str, array: np.ndarray) -> None:
+def _number_format(dtype: np.dtype) -> str:
+    """Integers as such, floats to their full precision."""
+    if dtype.kind in "biu":
+        return "%d"
+    return f"%.{9 if dtype == np.float32 else 17}g"
+
+
+def save(path: str, array: np.ndarray, names: list[str] | None = None) -> None:
     """Write ``array`` to exactly ``path``: NumPy's binary format for .npy,
-    text for .csv (integers as such, floats to their full precision)."""
+    text for .csv (integers as such, floats to their full precision), under
+    a header row of the columns' ``names`` when given."""
     if path.endswith(".csv"):
-        digits = 9 if array.dtype == np.float32 else 17
-        fmt = "%d" if array.dtype.kind in "iu" else f"%.{digits}g"
-        np.savetxt(path, array.reshape(array.shape[0], -1), fmt=fmt, delimiter=",")
+        rows = array.reshape(array.shape[0], -1)
+        header = "" if names is None else ",".join(names)
+        np.savetxt(
+            path, rows, fmt=_number_format(array.dtype), delimiter=",", header=header, comments=""
+        )
         return
     with open(path, "wb") as f:
         np.save(f, array)
+
+
+#: Rows written at a time by :func:`save_labeled` (a .npy input may be larger
+#: than the memory).
+LABELED_BLOCK = 1 << 16
+
+
+def save_labeled(path: str, table: Table, labels: np.ndarray) -> None:
+    """Write the input's rows with their labels as one more column, named
+    ``label``, to exactly ``path``. A .csv file gets every row as the input
+    holds it (a CSV input's lines, id columns and all, in its delimiter, its
+    header line or ``x1,x2,...`` first; a .npy input's numbers, integers as
+    such and floats to full precision); a .npy file gets the clustered
+    columns and the label in one array (float64 for float32 rows, whose
+    precision would not hold every label)."""
+    labels = np.asarray(labels)
+    if path.endswith(".npy"):
+        X = table.X
+        dtype = np.result_type(X.dtype, labels.dtype)
+        shape = (X.shape[0], X.shape[1] + 1)
+        out = np.lib.format.open_memmap(path, mode="w+", dtype=dtype, shape=shape)
+        for start in range(0, X.shape[0], LABELED_BLOCK):
+            stop = min(start + LABELED_BLOCK, X.shape[0])
+            out[start:stop, :-1] = X[start:stop]
+            out[start:stop, -1] = labels[start:stop]
+        out.flush()
+        del out
+        return
+    sep = table.delimiter
+    with open(path, "w", encoding="utf-8", newline="\n") as f:
+        if table.lines is not None:  # a CSV input: its lines as they are
+            width = len(table.lines[0].split(sep)) if table.lines else 0
+            first = table.header_line
+            if first is None:
+                first = sep.join(f"x{c + 1}" for c in range(width))
+            f.write(f"{first}{sep}label\n")
+            for line, label in zip(table.lines, labels.tolist(), strict=True):
+                f.write(f"{line}{sep}{label}\n")
+            return
+        whole = table.whole
+        names = [f"x{c + 1}" for c in range(whole.shape[1])]
+        f.write(",".join([*names, "label"]) + "\n")
+        for start in range(0, whole.shape[0], LABELED_BLOCK):
+            stop = min(start + LABELED_BLOCK, whole.shape[0])
+            text = io.StringIO()
+            np.savetxt(text, whole[start:stop], fmt=_number_format(whole.dtype), delimiter=",")
+            rows = text.getvalue().splitlines()
+            for line, label in zip(rows, labels[start:stop].tolist(), strict=True):
+                f.write(f"{line},{label}\n")
 
 
 def parse_columns(text: str) -> list[int]:
@@ -212,8 +317,8 @@ def parse_columns(text: str) -> list[int]:
 
 
 def default_verbose(verbose: int | None, stream) -> int:
-    """``--verbose`` as given, else a progress line on a terminal and none
-    when the output goes to a file or a pipe."""
+    """``--verbose`` as given, else progress lines when ``stream`` (stderr,
+    where they go) is a terminal and none when it goes to a file or a pipe."""
     if verbose is not None:
         return verbose
     isatty = getattr(stream, "isatty", None)
@@ -261,7 +366,9 @@ def cmd_fit(args: argparse.Namespace) -> None:
 
     writable(args.out, "--out")
     writable(args.labels, "--labels")
-    X = load(args.data, args.header, args.delimiter, args.columns)
+    writable(args.labeled, "--labeled")
+    table = read(args.data, args.header, args.delimiter, args.columns)
+    X = table.X
     km = RBFKMeans(
         args.k,
         max_clusters=args.max_clusters,
@@ -272,10 +379,11 @@ def cmd_fit(args: argparse.Namespace) -> None:
         tol=args.tol,
         record_path=True,
         random_state=args.seed,
-        verbose=default_verbose(args.verbose, sys.stdout),
+        verbose=default_verbose(args.verbose, sys.stderr),
     )
     start = time.perf_counter()
-    with config_context(working_memory=args.working_memory):
+    # progress on stderr: stdout holds the results, for a file or a pipe
+    with config_context(working_memory=args.working_memory), contextlib.redirect_stdout(sys.stderr):
         streamed = streams(X)
         try:
             km.fit(X)
@@ -294,11 +402,14 @@ def cmd_fit(args: argparse.Namespace) -> None:
         print(f"data         streamed from disk ({X.nbytes / 2**20:.0f} MiB > working memory)")
     print(summary(km, elapsed))
     if args.out:
-        save(args.out, km.cluster_centers_)
+        save(args.out, km.cluster_centers_, table.names)
         print(f"centers      -> {args.out}")
     if args.labels:
-        save(args.labels, km.labels_)
+        save(args.labels, km.labels_, ["label"])
         print(f"labels       -> {args.labels}")
+    if args.labeled:
+        save_labeled(args.labeled, table, km.labels_)
+        print(f"rows, labels -> {args.labeled}")
 
 
 def cmd_demo(args: argparse.Namespace) -> None:
@@ -319,7 +430,8 @@ def cmd_demo(args: argparse.Namespace) -> None:
     )
     km = RBFKMeans(args.k, record_path=True, random_state=args.seed, verbose=1)
     start = time.perf_counter()
-    km.fit(X)
+    with contextlib.redirect_stdout(sys.stderr):  # progress on stderr, as fit's
+        km.fit(X)
     elapsed = time.perf_counter() - start
     print(summary(km, elapsed))
     path = km.path_
@@ -349,7 +461,8 @@ def cmd_compile(args: argparse.Namespace) -> None:
 
     print(
         "fastrbfkm compile: compiling the kernels for every kind of input "
-        "(about 2-3 minutes on 2 cores from an empty cache; seconds when they are cached)",
+        "(from an empty cache about 2 minutes on 2 quiet cores, 4-7 on busy ones; seconds "
+        "when they are cached), a line as each kernel is compiled and each group is done",
         flush=True,
     )
     start = time.perf_counter()
@@ -398,8 +511,16 @@ class OneLineParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
 
+def program() -> str:
+    """How the command was called: ``fastrbfkm`` (the console command that
+    ``pip install`` puts on the PATH) or ``python -m fastrbfkm``."""
+    return "fastrbfkm" if Path(sys.argv[0]).stem == "fastrbfkm" else "python -m fastrbfkm"
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = OneLineParser(prog="python -m fastrbfkm", description=DESCRIPTION)
+    """The command line: ``fastrbfkm COMMAND ...`` or ``python -m fastrbfkm
+    COMMAND ...``; returns the exit status."""
+    parser = OneLineParser(prog=program(), description=DESCRIPTION)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
     demo = sub.add_parser(
         "demo",
@@ -462,12 +583,20 @@ def main(argv: list[str] | None = None) -> int:
     )
     fit.add_argument("--out", help="write the centers to this file (.npy or .csv)")
     fit.add_argument("--labels", help="write the labels to this file (.npy or .csv)")
+    fit.add_argument(
+        "--labeled",
+        metavar="FILE",
+        help="write the input's rows with a label column added to this file: .csv, every "
+        "column of every row as the input holds it, ids too; .npy, the clustered columns "
+        "and the label",
+    )
     fit.add_argument("--seed", type=int, default=0, help="random seed")
     fit.add_argument(
         "--verbose",
         type=int,
         default=None,
-        help="1: " + PROGRESS + "; 0: none (default: 1 on a terminal, 0 otherwise)",
+        help="1: " + PROGRESS + ", on stderr; 0: none (default: 1 when stderr is a "
+        "terminal, 0 otherwise)",
     )
     fit.add_argument(
         "--working-memory",

@@ -11,6 +11,7 @@ adds its parameters and its ``fit``.
 from __future__ import annotations
 
 import numbers
+import warnings
 from typing import ClassVar
 
 import numpy as np
@@ -20,11 +21,13 @@ from sklearn.base import (
     ClusterMixin,
     TransformerMixin,
 )
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from . import _kernels as K
 from ._backend import open_rows
+from ._deprecation import caller_level
 from ._rows import Rows
 from ._sphere import METRICS
 from ._threads import one_blas_thread
@@ -142,6 +145,20 @@ class BaseRBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMi
         pooled = inertia / (weight * d)
         return 2.0 * pooled if pooled > 0 else None
 
+    def _still_soft(self) -> str | None:
+        """Why the model is not yet the K-Means model its annealing heads
+        for (an estimator whose annealing can stop part-way says so), or
+        None."""
+        return None
+
+    def _warn_if_soft(self) -> None:
+        """A ``ConvergenceWarning``, attributed to the caller, when the model
+        is used while its annealing has not ended (:meth:`_still_soft`)."""
+        why = self._still_soft()
+        if why is not None:
+            level = caller_level(("fastrbfkm.", "sklearn."))  # past set_output's wrapper
+            warnings.warn(why, ConvergenceWarning, stacklevel=level)
+
     @one_blas_thread
     def predict(self, X) -> np.ndarray:
         """Index of the nearest center for every row of X.
@@ -159,6 +176,7 @@ class BaseRBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMi
             when computed).
         """
         rows = self._new_rows(X)
+        self._warn_if_soft()
         return rows.labels(self._centers_like(rows))
 
     @one_blas_thread
@@ -186,6 +204,7 @@ class BaseRBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMi
             a device array for CUDA input, a lazy dask array for dask input.
         """
         rows = self._new_rows(X)
+        self._warn_if_soft()
         if sigma is None:
             soft = getattr(self, "soft_sigma_", None)  # None in models pickled before it
             sigma = self.sigma_ if self.sigma_ > 0 else (soft or 0.0)
@@ -218,6 +237,7 @@ class BaseRBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMi
             array for dask input).
         """
         rows = self._new_rows(X)
+        self._warn_if_soft()
         if rows.sphere:  # half the squared distance between unit vectors
             return rows.squared_distances(self._centers_like(rows)) / 2
         return rows.distances(self._centers_like(rows))
@@ -242,6 +262,7 @@ class BaseRBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMi
             of the cosine distances ``1 - x_i.c_k / ||x_i||``).
         """
         rows = self._new_rows(X, sample_weight)
+        self._warn_if_soft()
         inertia = rows.total_inertia(self._centers_like(rows))
         return -inertia / 2 if rows.sphere else -inertia
 

@@ -7,7 +7,9 @@ made one set in 0.2 (``docs/conventions.md``, "Names and errors"):
 - :func:`keyword_only` lets a function whose trailing parameters became
   keyword-only still take them by position, with a warning;
 - :func:`renamed` lets a function take a parameter under its old name, with
-  a warning (both names at once is a ``TypeError``, as Python's own).
+  a warning (both names at once is a ``TypeError``, as Python's own);
+- :func:`renamed_value` lets a parameter take one of its old values, with a
+  warning that names the new one.
 """
 
 from __future__ import annotations
@@ -25,13 +27,22 @@ F = TypeVar("F", bound=Callable)
 REMOVED_IN = "0.3"
 
 
+def caller_level(inside: tuple[str, ...] = ("fastrbfkm",)) -> int:
+    """The ``stacklevel`` that attributes a warning raised by the function
+    calling this one to the first caller outside the package (however many
+    of its wrappers stand between); ``inside``: the prefixes of the modules
+    that count as the package's wrappers (scikit-learn's too, for methods
+    it wraps)."""
+    frame, level = sys._getframe(2), 2
+    while frame is not None and frame.f_globals.get("__name__", "").startswith(inside):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
 def warn(message: str) -> None:
     """A ``FutureWarning`` attributed to the first caller outside the package
     (however many of its wrappers stand between)."""
-    frame, level = sys._getframe(1), 2
-    while frame is not None and frame.f_globals.get("__name__", "").startswith("fastrbfkm"):
-        frame, level = frame.f_back, level + 1
-    warnings.warn(message, FutureWarning, stacklevel=level)
+    warnings.warn(message, FutureWarning, stacklevel=caller_level())
 
 
 #: Keyword-only parameters added after positional keywords were deprecated:
@@ -105,3 +116,17 @@ def renamed(**old_to_new: str) -> Callable[[F], F]:
         return wrapper  # type: ignore[return-value]
 
     return decorate
+
+
+def renamed_value(name: str, value, old_to_new: dict[str, str], where: str):
+    """``value`` of the parameter ``name`` of ``where`` (a function's name), or,
+    when it is one of the old values in ``old_to_new``, the new value that
+    replaced it, with a ``FutureWarning`` that says what to write."""
+    if not isinstance(value, str) or value not in old_to_new:
+        return value
+    new = old_to_new[value]
+    warn(
+        f"{where}(): {name}={value!r} is now {name}={new!r}; {value!r} stops working "
+        f"in {REMOVED_IN}."
+    )
+    return new

@@ -9,6 +9,14 @@ runs small fits of every kind the library takes, each entry point and
 assignment, so that a user's first fit of real data loads everything from
 the cache.
 
+Each kind's fits come in groups (:func:`_arrays` and its siblings return
+``(name, fits)`` pairs), and the command prints a line as each kernel called
+from Python is compiled and as each group is done, so that a cold cache's
+minutes show progress. The fits cover every kernel: from ``MANY_CLUSTERS``
+centers on the swap search takes another path, which a fit with that many
+runs (``tests/test_compiling.py`` follows every numba dispatcher of the
+package from the kernels these fits call).
+
 The in-memory kinds (arrays and CSR matrices), which hold nearly all of
 the compiling, run their float32 half in a second process while this one
 compiles the float64 half: about 40% less wall time on 2 cores. numba's
@@ -30,6 +38,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import warnings
 from collections.abc import Callable, Iterator
@@ -50,22 +59,46 @@ def _blobs(dtype, n: int = 3000, d: int = 8, centers: int = 40) -> np.ndarray:
     return make_blobs(n, centers=centers, n_features=d, random_state=0, dtype=dtype)[0]
 
 
-def _estimators(X) -> None:
-    """Every estimator path a first fit of X takes: the default annealed fit
-    (few and many clusters), the hard and softmax fits and their results for
-    new data, and the mini-batch fit."""
+#: One step of a kind's warm-up: the name of the kernels' group it compiles,
+#: and the fits that do it.
+Group = tuple[str, Callable[[], object]]
+
+
+def _estimators(X) -> list[Group]:
+    """Every estimator path a first fit of X takes, in groups: the default
+    annealed fit (few and many clusters: from ``MANY_CLUSTERS`` on, the swap
+    search moves many centers a round), the hard and softmax fits and their
+    results for new data, and the mini-batch fit."""
+    from ._tunables import MANY_CLUSTERS
     from .estimator import RBFKMeans
     from .minibatch import MiniBatchRBFKMeans
 
-    for k in (3, 40):
-        RBFKMeans(k, random_state=0).fit(X)
-        hard = RBFKMeans(k, assignment="hard", random_state=0).fit(X)
-    hard.predict(X), hard.transform(X), hard.score(X)
-    soft = RBFKMeans(3, assignment="softmax", random_state=0).fit(X)
-    soft.predict_proba(X)
-    RBFKMeans(3, random_state=0).fit(X).predict_proba(X)
-    batches = MiniBatchRBFKMeans(3, random_state=0).fit(X)
-    batches.partial_fit(X[:500]).predict_proba(X)
+    def default():
+        for k in (3, 40):
+            RBFKMeans(k, random_state=0).fit(X)
+        RBFKMeans(3, random_state=0).fit(X).predict_proba(X)
+
+    def hard():
+        for k in (3, 40):
+            model = RBFKMeans(k, assignment="hard", random_state=0).fit(X)
+        model.predict(X), model.transform(X), model.score(X)
+
+    def soft():
+        RBFKMeans(3, assignment="softmax", random_state=0).fit(X).predict_proba(X)
+
+    def many():
+        RBFKMeans(MANY_CLUSTERS, random_state=0).fit(X)
+
+    def batches():
+        MiniBatchRBFKMeans(3, random_state=0).fit(X).partial_fit(X[:500]).predict_proba(X)
+
+    return [
+        ("default fit", default),
+        ("hard fit", hard),
+        ("softmax fit", soft),
+        ("many centers", many),
+        ("mini-batch", batches),
+    ]
 
 
 def _functional(X, C) -> None:
@@ -103,65 +136,83 @@ def _wide(X) -> None:
     RBFKMeans(3, random_state=0).fit(X)
 
 
-def _arrays(dtype) -> None:
+def _arrays(dtype) -> list[Group]:
     from ._tunables import DENSE_MAX
 
     X = _blobs(dtype)
-    _estimators(X)
-    _functional(X, X[:5])
-    _logits(dtype)
-    _wide(_blobs(dtype, n=600, d=DENSE_MAX + 8, centers=3))
+    return [
+        *_estimators(X),
+        ("functional API", lambda: _functional(X, X[:5])),
+        ("logits", lambda: _logits(dtype)),
+        ("wide data", lambda: _wide(_blobs(dtype, n=600, d=DENSE_MAX + 8, centers=3))),
+    ]
 
 
-def _sparse(dtype) -> None:
+def _sparse(dtype) -> list[Group]:
     from scipy import sparse
 
     from ._tunables import DENSE_MAX
 
     X = _blobs(dtype)
     M = sparse.csr_matrix(np.where(X > 0, X, 0))
-    _estimators(M)
-    _functional(M, M[:5].toarray())
-    wide = _blobs(dtype, n=600, d=DENSE_MAX + 8, centers=3)
-    _wide(sparse.csr_matrix(np.where(wide > 2, wide, 0)))
+
+    def wide():
+        W = _blobs(dtype, n=600, d=DENSE_MAX + 8, centers=3)
+        _wide(sparse.csr_matrix(np.where(W > 2, W, 0)))
+
+    return [
+        *_estimators(M),
+        ("functional API", lambda: _functional(M, M[:5].toarray())),
+        ("wide data", wide),
+    ]
 
 
-def _memmap(dtype) -> None:
+def _memmap(dtype) -> list[Group]:
     """A file larger than the working memory, streamed block by block."""
-    from sklearn import config_context
 
-    from .estimator import RBFKMeans
+    def streamed():
+        from sklearn import config_context
 
-    with tempfile.TemporaryDirectory() as folder:
-        path = os.path.join(folder, "X.npy")
-        np.save(path, _blobs(dtype, n=20_000))
-        X = np.load(path, mmap_mode="r")
-        with config_context(working_memory=0.5):
-            RBFKMeans(3, random_state=0).fit(X)
-            RBFKMeans(3, assignment="hard", random_state=0).fit(X)
-        del X
+        from .estimator import RBFKMeans
 
+        with tempfile.TemporaryDirectory() as folder:
+            path = os.path.join(folder, "X.npy")
+            np.save(path, _blobs(dtype, n=20_000))
+            X = np.load(path, mmap_mode="r")
+            with config_context(working_memory=0.5):
+                RBFKMeans(3, random_state=0).fit(X)
+                RBFKMeans(3, assignment="hard", random_state=0).fit(X)
+            del X
 
-def _dask(dtype) -> None:
-    import dask.array as da
-
-    from .estimator import RBFKMeans
-
-    X = da.from_array(_blobs(dtype, n=6000), chunks=2000)
-    RBFKMeans(3, random_state=0).fit(X).predict_proba(X).compute()
-    RBFKMeans(3, assignment="hard", random_state=0).fit(X).predict(X).compute()
+    return [("streamed fits", streamed)]
 
 
-def _torch(dtype) -> None:
-    import torch
+def _dask(dtype) -> list[Group]:
+    def fits():
+        import dask.array as da
 
-    from .torch import RBFKMeansLayer
+        from .estimator import RBFKMeans
 
-    X = torch.as_tensor(_blobs(dtype, n=500)).requires_grad_()
-    for assignment in ("hard", "softmax", "entmax15"):
-        layer = RBFKMeansLayer(4, X.shape[1], sigma=1.0, assignment=assignment).to(X.dtype)
-        layer.init_from(X.detach())
-        (layer.loss(X) + layer(X)[:, 0].sum()).backward()
+        X = da.from_array(_blobs(dtype, n=6000), chunks=2000)
+        RBFKMeans(3, random_state=0).fit(X).predict_proba(X).compute()
+        RBFKMeans(3, assignment="hard", random_state=0).fit(X).predict(X).compute()
+
+    return [("dask fits", fits)]
+
+
+def _torch(dtype) -> list[Group]:
+    def layer():
+        import torch
+
+        from .torch import RBFKMeansLayer
+
+        X = torch.as_tensor(_blobs(dtype, n=500)).requires_grad_()
+        for assignment in ("hard", "softmax", "entmax15"):
+            model = RBFKMeansLayer(4, X.shape[1], sigma=1.0, assignment=assignment).to(X.dtype)
+            model.init_from(X.detach())
+            (model.loss(X) + model(X)[:, 0].sum()).backward()
+
+    return [("layer", layer)]
 
 
 _RUNS: dict[str, Callable] = {
@@ -221,9 +272,13 @@ def _serialised_cache(lock: str) -> Iterator[None]:
         IndexDataCacheFile.save, IndexDataCacheFile.load = save, load
 
 
-def _run_quietly(kind: str, dtypes) -> None:
+def _run_quietly(kind: str, dtypes, report: Callable[[str], None] | None = None) -> None:
     """The small fits of ``kind`` for each of ``dtypes``, their warnings and
-    the compile announcement silenced."""
+    the compile announcement silenced; ``report`` gets a line as each
+    kernel called from Python is compiled (:func:`_compile_listener`) and as each
+    group of fits is done (:func:`group_line`)."""
+    from numba.core import event
+
     from ._threads import one_blas_thread
 
     with (
@@ -233,19 +288,64 @@ def _run_quietly(kind: str, dtypes) -> None:
     ):
         warnings.simplefilter("ignore")
         for dtype in dtypes:
-            one_blas_thread(_RUNS[kind])(dtype)
+            prefix = f"  {kind} {np.dtype(dtype).name}:"
+            compiled = _compile_listener(prefix, report)
+            with event.install_listener("numba:compile", compiled):
+                for name, step in one_blas_thread(_RUNS[kind])(dtype):
+                    start = time.perf_counter()
+                    one_blas_thread(step)()
+                    if report is not None:
+                        report(group_line(kind, dtype, name, time.perf_counter() - start))
+
+
+def group_line(kind: str, dtype, group: str, seconds: float) -> str:
+    """The progress line of one group of fits done (kernels compiled or loaded)."""
+    return f"  {kind} {np.dtype(dtype).name}: {group} ({seconds:.1f} s)"
+
+
+def _compile_listener(prefix: str, report: Callable[[str], None] | None):
+    """A numba compile-event listener that reports each fastrbfkm kernel
+    compiled at the outermost level (the kernels it calls compile within
+    it) as it ends: ``<prefix> compiled <module>.<kernel> (<seconds> s)``.
+    numba announces compilations only, not loads from its cache: a warm
+    cache reports nothing. (numba is imported here, not with the module:
+    the command line's ``--help`` does not load it.)"""
+    from numba.core import event
+
+    class Compiled(event.Listener):
+        def __init__(self) -> None:
+            self.depth = 0
+            self.start = 0.0
+
+        def on_start(self, ev) -> None:
+            self.depth += 1
+            if self.depth == 1:
+                self.start = time.perf_counter()
+
+        def on_end(self, ev) -> None:
+            self.depth -= 1
+            func = getattr(ev.data.get("dispatcher"), "py_func", None)
+            module = getattr(func, "__module__", None) or ""
+            if self.depth or report is None or not module.startswith("fastrbfkm."):
+                return
+            name = f"{module.rsplit('.', 1)[-1]}.{func.__qualname__}"
+            report(f"{prefix} compiled {name} ({time.perf_counter() - self.start:.1f} s)")
+
+    return Compiled()
 
 
 def compile_half(kind: str, dtype: str, lock: str) -> None:
     """The second process's share of a split kind: its fits for one dtype,
-    with the cache locked (run by :func:`compile_kernels`)."""
+    with the cache locked, a progress line a group on stdout (run by
+    :func:`compile_kernels`)."""
     with _serialised_cache(lock):
-        _run_quietly(kind, (np.dtype(dtype).type,))
+        _run_quietly(kind, (np.dtype(dtype).type,), lambda line: print(line, flush=True))
 
 
-def _split(kind: str, lock: str) -> None:
+def _split(kind: str, lock: str, report: Callable[[str], None]) -> None:
     """Compile ``kind``'s float32 half in a second process while this one
-    compiles its float64 half, both holding the cache lock."""
+    compiles its float64 half, both holding the cache lock; both halves'
+    progress lines go to ``report`` as they come."""
     package_root = Path(__file__).resolve().parent.parent  # the copy running now
     helper = subprocess.Popen(
         [
@@ -257,15 +357,31 @@ def _split(kind: str, lock: str) -> None:
             lock,
         ],
         cwd=package_root,  # -c puts the working folder first on sys.path
-        stdout=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
+    lock_report = threading.Lock()
+
+    def said(line: str) -> None:
+        with lock_report:
+            report(line)
+
+    def relay() -> None:  # the helper's lines, as it prints them
+        for line in helper.stdout:
+            said(line.rstrip("\n"))
+
+    relaying = threading.Thread(target=relay, daemon=True)
+    relaying.start()
     try:
         with _serialised_cache(lock):
-            _run_quietly(kind, (np.float64,))
+            _run_quietly(kind, (np.float64,), said)
     finally:
-        _, errors = helper.communicate()
+        errors = helper.stderr.read()
+        helper.wait()
+        relaying.join()
+        helper.stdout.close()
+        helper.stderr.close()
     if helper.returncode != 0:
         raise RuntimeError(f"compiling {kind} for float32 failed:\n{errors}")
 
@@ -274,7 +390,8 @@ def compile_kernels(
     kinds: tuple[str, ...] = KINDS, report: Callable[[str], None] = print, jobs: int = 2
 ) -> list[tuple[str, float]]:
     """Run the small fits of each kind of input in ``kinds`` for float64
-    and float32, reporting a line per kind; kinds whose optional package is
+    and float32, reporting a line as each group of kernels is done
+    (:func:`group_line`) and one per kind; kinds whose optional package is
     missing are reported and skipped. With ``jobs`` 2 or more (and a cache
     that can be locked), the float32 half of the arrays and sparse kinds
     compiles in a second process at once. Returns ``(kind, seconds)`` of
@@ -289,9 +406,9 @@ def compile_kernels(
                 continue
             start = time.perf_counter()
             if split and kind in SPLIT_KINDS:
-                _split(kind, lock)
+                _split(kind, lock, report)
             else:
-                _run_quietly(kind, DTYPES)
+                _run_quietly(kind, DTYPES, report)
             seconds = time.perf_counter() - start
             report(f"{kind:7s} {seconds:6.1f} s")
             done.append((kind, seconds))

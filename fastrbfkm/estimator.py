@@ -16,6 +16,7 @@ from sklearn.utils.validation import validate_data
 from . import _kernels as K
 from ._axes import largest_variance
 from ._base import BaseRBFKMeans
+from ._memory import explains_memory
 from ._rows import InMemoryRows, annealing_sample
 from ._sphere import mean_direction, project
 from ._threads import one_blas_thread
@@ -308,6 +309,7 @@ class RBFKMeans(BaseRBFKMeans):
     # ------------------------------------------------------------------- fit
 
     @one_blas_thread
+    @explains_memory
     def fit(self, X, y=None, sample_weight=None):
         """Compute the clustering.
 

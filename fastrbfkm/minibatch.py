@@ -39,6 +39,7 @@ from sklearn.utils.validation import validate_data
 from . import _kernels as K
 from ._axes import largest_variance
 from ._base import BaseRBFKMeans
+from ._memory import explains_memory
 from ._rows import InMemoryRows, Rows, in_memory
 from ._spares import Spares
 from ._sphere import mean_direction, project
@@ -159,7 +160,10 @@ class MiniBatchRBFKMeans(BaseRBFKMeans):
     counts_ : ndarray of shape (n_clusters,)
         Weighted rows each center has taken since its temperature began.
     sigma_ : float
-        The current temperature (0 once hard).
+        The current temperature (0 once hard). While the annealing runs
+        (``sigma="auto"``, ``sigma_ > 0``), ``predict``, ``predict_proba``,
+        ``transform`` and ``score`` raise a ``ConvergenceWarning``: the
+        centers are not K-Means centers yet.
     soft_sigma_ : float or None
         The temperature at which :meth:`predict_proba` reads soft
         memberships, as :class:`RBFKMeans`'s: ``sigma_`` while it is
@@ -246,6 +250,7 @@ class MiniBatchRBFKMeans(BaseRBFKMeans):
     # ------------------------------------------------------------------- fit
 
     @one_blas_thread
+    @explains_memory
     def fit(self, X, y=None, sample_weight=None):
         """Fit on mini-batches drawn from X.
 
@@ -314,9 +319,11 @@ class MiniBatchRBFKMeans(BaseRBFKMeans):
         self.inertia_ = float(inertia) / (2.0 if rows.sphere else 1.0)
         self.soft_sigma_ = self._soft_sigma(self.inertia_, rows.weight, rows.d)
         self.n_iter_ = math.ceil(self.n_steps_ * batch / rows.n)
+        self._warn_if_soft()  # max_iter ran out before the annealing's end
         return self
 
     @one_blas_thread
+    @explains_memory
     def partial_fit(self, X, y=None, sample_weight=None):
         """Update the centers with one batch (the first call also starts them).
 
@@ -348,6 +355,20 @@ class MiniBatchRBFKMeans(BaseRBFKMeans):
         return self
 
     # ------------------------------------------------------------ internals
+
+    def _still_soft(self) -> str | None:
+        """While the annealing over batches runs, why the centers are not
+        K-Means centers yet (a warning when the model is used then)."""
+        if not getattr(self, "_annealing", False):
+            return None
+        return (
+            f"MiniBatchRBFKMeans is still annealing after {self.n_steps_} batches: sigma_ = "
+            f"{self.sigma_:.3g} > 0 with {self._spares.n_active} of {self._spares.active.size} "
+            "centers apart, so cluster_centers_ are a soft solution at that temperature, not "
+            "K-Means centers yet. Give it more batches (the annealing ends once every center "
+            "is active and a batch is nearly hard; fewer are needed with a lower "
+            "anneal_batches or cooling), or use assignment='hard' for plain mini-batch K-Means."
+        )
 
     def _start(self, rows: Rows, rng: np.random.Generator) -> None:
         """Centers, temperature and counts from ``init_size`` rows of the data."""
@@ -512,9 +533,7 @@ class MiniBatchRBFKMeans(BaseRBFKMeans):
         self.sigma_ = sigma
 
     @staticmethod
-    def _polish(
-        probe: InMemoryRows, C: np.ndarray, rival: np.ndarray | None = None
-    ) -> np.ndarray:
+    def _polish(probe: InMemoryRows, C: np.ndarray, rival: np.ndarray | None = None) -> np.ndarray:
         """Lloyd iterations and swap moves on the probe rows (float64
         result); with a ``rival`` start, the swaps go on from whichever of
         the two has the lower inertia after Lloyd."""

@@ -18,7 +18,7 @@ import torch
 from torch import nn
 
 from . import _kernels as K
-from ._deprecation import keyword_only, renamed
+from ._deprecation import REMOVED_IN, keyword_only, renamed, renamed_value, warn
 from ._schedule import GeometricSchedule
 from ._sphere import check_metric
 from ._threads import one_blas_thread
@@ -64,7 +64,10 @@ def _mode_at(assignment: str, sigma: float) -> int:
     return mode if sigma > 0 else K.HARD
 
 
-def _check(X: torch.Tensor, C: torch.Tensor) -> None:
+def _check(X: torch.Tensor, C: torch.Tensor) -> float:
+    """Check X and C; return a bound on their squared distances (``d`` times
+    the square of the coordinates' spread, from the same pass)."""
+    lows, highs = [], []
     for name, T in (("X", X), ("C", C)):
         if not isinstance(T, torch.Tensor):
             raise TypeError(f"{name} must be a torch.Tensor; got {type(T).__name__}.")
@@ -76,10 +79,13 @@ def _check(X: torch.Tensor, C: torch.Tensor) -> None:
         lo, hi = torch.aminmax(T.detach())
         dtype = np.dtype(np.float64 if T.dtype == torch.float64 else np.float32)
         check_value_range(float(lo), float(hi), name, dtype, T, coordinates=True)
+        lows.append(float(lo))
+        highs.append(float(hi))
     if X.shape[1] != C.shape[1]:
         raise ValueError(f"C must have as many columns as X: {X.shape[1]} != {C.shape[1]}.")
     if X.device != C.device:
         raise ValueError(f"X and C must be on the same device; got {X.device} and {C.device}.")
+    return X.shape[1] * (max(highs) - min(lows)) ** 2
 
 
 def _weights(sample_weight, X: torch.Tensor) -> torch.Tensor | None:
@@ -100,6 +106,55 @@ def _numba_ready(T: torch.Tensor, dtype: torch.dtype) -> np.ndarray:
 
 def _kernel_dtype(X: torch.Tensor) -> torch.dtype:
     return torch.float64 if X.dtype == torch.float64 else torch.float32
+
+
+# ------------------------------------------------- tiny temperatures
+
+#: Gradients with respect to the logits are at most about this large (a
+#: softmax or entmax15 row's vector-Jacobian product is bounded by its
+#: upstream gradient): where ``TINY_MARGIN / sigma`` overflows a dtype, the
+#: derivatives in ``1 / sigma`` are computed in float64 and checked.
+TINY_MARGIN = 2.0**16
+
+
+def _tiny(sigma: float, dtype: torch.dtype) -> bool:
+    """Whether ``sigma`` is so small that a gradient divided by it can
+    overflow ``dtype`` (float64: below about 3.6e-304; float32: 1.9e-34;
+    subnormal values of sigma included): then the logits and their gradients
+    are computed in float64 (where ``0 / sigma`` is 0, never ``0 * inf``) and
+    a gradient that still overflows is a ``ValueError`` naming sigma."""
+    return 0 < sigma and sigma * torch.finfo(dtype).max < TINY_MARGIN
+
+
+def _over_sigma(T: torch.Tensor, sigma: float, dtype: torch.dtype) -> torch.Tensor:
+    """``T / sigma`` in ``dtype``, computed in float64 (a true division:
+    zeros stay zeros at any sigma > 0); a ``ValueError`` naming sigma where
+    a finite entry of T gives a quotient ``dtype`` cannot hold."""
+    Q = T.to(torch.float64) / sigma
+    out = Q.to(dtype)
+    if not bool(torch.isfinite(out).all()) and bool(torch.isfinite(T).all()):
+        raise ValueError(
+            f"sigma={sigma!r} is too small for the gradient of the responsibilities: rows "
+            "equidistant from two centers (a tie, or centers that coincide) have a derivative "
+            f"of order 1/sigma, beyond {dtype}'s range. Use a larger sigma, or "
+            "assignment='hard' (whose gradient is zero)."
+        )
+    return out
+
+
+class _TinyLogits(torch.autograd.Function):
+    """``Z = -G / sigma`` for ``G >= 0`` at a tiny ``sigma`` (:func:`_tiny`):
+    float64 logits (``-inf`` where the quotient overflows, 0 where G is 0),
+    and the gradient ``-g / sigma`` in G's dtype, checked."""
+
+    @staticmethod
+    def forward(ctx, G, sigma):
+        ctx.sigma, ctx.dtype = sigma, G.dtype
+        return -(G.to(torch.float64) / sigma)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return -_over_sigma(grad, ctx.sigma, ctx.dtype), None
 
 
 # ------------------------------------------------------- numba (CPU) path
@@ -167,10 +222,16 @@ class _Responsibilities(torch.autograd.Function):
         vjp = K.softmax_backward if ctx.mode == K.SOFTMAX else K.entmax15_backward
         gz = vjp(_numba_ready(R, dtype), _numba_ready(G, dtype))
         gz = torch.from_numpy(gz).to(X.dtype)
-        c = 2.0 / ctx.sigma  # z = -D / sigma: dz/dx = -c (x - c_k), dz/dc_k = c (x - c_k)
         Cx = C.to(X.dtype)  # the forward pass measured C in X's dtype
-        grad_X = -c * (X * gz.sum(dim=1, keepdim=True) - gz @ Cx)
-        grad_C = c * (gz.T @ X - gz.sum(dim=0)[:, None] * Cx)
+        # z = -D / sigma: dz/dx = -(2 / sigma) (x - c_k), dz/dc_k = (2 / sigma) (x - c_k)
+        along_X = X * gz.sum(dim=1, keepdim=True) - gz @ Cx
+        along_C = gz.T @ X - gz.sum(dim=0)[:, None] * Cx
+        if _tiny(ctx.sigma, X.dtype):  # 2 / sigma overflows: divide, in float64
+            grad_X = -_over_sigma(2.0 * along_X.double(), ctx.sigma, X.dtype)
+            grad_C = _over_sigma(2.0 * along_C.double(), ctx.sigma, X.dtype)
+        else:
+            c = 2.0 / ctx.sigma
+            grad_X, grad_C = -c * along_X, c * along_C
         return grad_X, grad_C.to(C.dtype), None, None
 
 
@@ -185,9 +246,17 @@ def torch_squared_distances(X: torch.Tensor, C: torch.Tensor) -> torch.Tensor:
     return D.clamp_min(0.0)
 
 
-def torch_entmax15(Z: torch.Tensor) -> torch.Tensor:
-    """Exact sort-based Entmax-1.5 over the last axis, in torch ops."""
+def torch_entmax15(Z: torch.Tensor, clamp: bool = True) -> torch.Tensor:
+    """Exact sort-based Entmax-1.5 over the last axis, in torch ops.
+
+    ``v = (z - max z) / 2`` below -1 is never in the support (the threshold
+    is at least ``max v - 1``): with ``clamp`` such entries are clamped at
+    -2, which keeps the cumulative sums finite for logits of any size
+    (``-inf`` included) and changes neither the result nor its gradient;
+    without, the squares of ``v`` must stay within Z's dtype."""
     v = (Z - Z.max(dim=-1, keepdim=True).values) / 2
+    if clamp:
+        v = v.clamp_min(-2.0)
     srt, _ = torch.sort(v, dim=-1, descending=True)
     rho = torch.arange(1, Z.shape[-1] + 1, dtype=Z.dtype, device=Z.device)
     mean = srt.cumsum(-1) / rho
@@ -199,22 +268,61 @@ def torch_entmax15(Z: torch.Tensor) -> torch.Tensor:
     return (v - tau_star).clamp_min(0) ** 2
 
 
-def _torch_assign(D: torch.Tensor, sigma: float, mode: int) -> torch.Tensor:
+def _plain(span2: float, sigma: float, dtype: torch.dtype) -> bool:
+    """Whether ``-D / sigma`` is safe as it is: every squared distance
+    (at most ``span2``, from :func:`_check`) over sigma, and its square in
+    entmax15's sums, stay within ``dtype``'s range."""
+    return span2 / sigma < math.sqrt(torch.finfo(dtype).max) / 4
+
+
+def _torch_logits(D: torch.Tensor, sigma: float, span2: float) -> torch.Tensor:
+    """The logits ``-D / sigma``. Where that could overflow (:func:`_plain`),
+    ``Z = -(D - min_k D) / sigma`` instead: each row's largest logit exactly
+    0, so that no row is all ``-inf`` (a NaN softmax); at a tiny sigma in
+    float64 (:class:`_TinyLogits`). The shift is held fixed: softmax and
+    entmax15 do not change with it, so its derivative is zero and autograd
+    need not go through the minimum."""
+    if _plain(span2, sigma, D.dtype) and not _tiny(sigma, D.dtype):
+        return -D / sigma
+    G = D - D.detach().min(dim=1, keepdim=True).values
+    if _tiny(sigma, D.dtype):
+        return _TinyLogits.apply(G, sigma)
+    return -G / sigma
+
+
+def _torch_assign(D: torch.Tensor, sigma: float, mode: int, span2: float) -> torch.Tensor:
     if mode == K.HARD:
         return nn.functional.one_hot(D.argmin(dim=1), D.shape[1]).to(D.dtype)
-    Z = -D / sigma
-    return torch.softmax(Z, dim=1) if mode == K.SOFTMAX else torch_entmax15(Z)
+    Z = _torch_logits(D, sigma, span2)
+    if mode == K.SOFTMAX:
+        return torch.softmax(Z, dim=1).to(D.dtype)
+    return torch_entmax15(Z, clamp=not _plain(span2, sigma, Z.dtype)).to(D.dtype)
 
 
-def _torch_loss(X, C, w, sigma, mode):
+def _entropy(R: torch.Tensor, mode: int) -> torch.Tensor:
+    """Each row's entropy: Shannon's (softmax) or Tsallis-1.5 (entmax15)."""
+    if mode == K.SOFTMAX:
+        return -torch.special.xlogy(R, R).sum(1)
+    return (4.0 / 3.0) * (1 - (R * R.clamp_min(0).sqrt()).sum(1))
+
+
+def _torch_loss(X, C, w, sigma, mode, span2):
     D = torch_squared_distances(X, C)
     if mode == K.HARD:
         rows = D.min(dim=1).values
-    elif mode == K.SOFTMAX:  # -sigma log sum exp(-D / sigma), stably
+    elif _tiny(sigma, D.dtype):
+        # The envelope theorem: dF/dD = R exactly, R held fixed (the terms
+        # through R's own derivative, of order 1 / sigma, cancel).
+        R = _torch_assign(D.detach(), sigma, mode, span2)
+        rows = (R * D).sum(1) - sigma * _entropy(R, mode)
+    elif mode == K.SOFTMAX and _plain(span2, sigma, D.dtype):
         rows = -sigma * torch.logsumexp(-D / sigma, dim=1)
+    elif mode == K.SOFTMAX:  # min D - sigma log sum exp(-(D - min D) / sigma), stably
+        low = D.detach().min(dim=1).values  # the terms in min D cancel: held fixed
+        rows = low - sigma * torch.logsumexp(_torch_logits(D, sigma, span2), dim=1)
     else:
-        R = torch_entmax15(-D / sigma)
-        rows = (R * D).sum(1) - sigma * (4.0 / 3.0) * (1 - (R * R.clamp_min(0).sqrt()).sum(1))
+        R = torch_entmax15(_torch_logits(D, sigma, span2), not _plain(span2, sigma, D.dtype))
+        rows = (R * D).sum(1) - sigma * _entropy(R, mode)
     if w is None:
         return rows.mean()
     return (w * rows).sum() / w.sum()
@@ -268,7 +376,9 @@ def rbf_kmeans_loss(
         Where it runs, named as everywhere in the library: ``"cpu"`` on the
         numba CPU kernels (CPU tensors), ``"cuda"`` on the GPU (CUDA tensors,
         in torch ops), ``"auto"`` by the tensors' device (torch ops for any
-        device but the CPU).
+        device but the CPU). The names before 0.2 work, with a
+        ``FutureWarning``, until 0.3: ``"numba"`` is ``"cpu"``; ``"torch"``
+        runs torch ops on any device.
     metric : {"euclidean", "cosine"}, default="euclidean"
         ``"cosine"``: the rows of X and C are used at unit length (scaled by
         differentiable torch ops, so the gradients move along the sphere),
@@ -279,7 +389,7 @@ def rbf_kmeans_loss(
     loss : 0-d tensor
         ``sum_i w_i [sum_k r_ik D_ik - sigma H(r_i)] / sum_i w_i``, X's dtype.
     """
-    torch_ops = _use_torch(X, backend)
+    torch_ops = _use_torch(X, backend, "rbf_kmeans_loss")
     X, C = _on_sphere(X, C, metric)
     return _loss(X, C, sigma, assignment, sample_weight, torch_ops)
 
@@ -289,10 +399,10 @@ def _loss(X, C, sigma, assignment, sample_weight, torch_ops: bool) -> torch.Tens
     and bench/torch_loss.py also run on CPU tensors) or on the numba kernels."""
     sigma = _sigma(sigma)
     mode = _mode_at(assignment, sigma)
-    _check(X, C)
+    span2 = _check(X, C)
     w = _weights(sample_weight, X)
     if torch_ops:
-        return _torch_loss(X, C, w, sigma, mode)
+        return _torch_loss(X, C, w, sigma, mode, span2)
     return _Loss.apply(X, C, w, sigma, mode)
 
 
@@ -312,7 +422,7 @@ def responsibilities(
     R : torch.Tensor of shape (n, k)
         Rows summing to 1 (hard: one-hot, with zero gradient).
     """
-    torch_ops = _use_torch(X, backend)
+    torch_ops = _use_torch(X, backend, "responsibilities")
     X, C = _on_sphere(X, C, metric)
     return _responsibilities(X, C, sigma, assignment, torch_ops)
 
@@ -321,16 +431,33 @@ def _responsibilities(X, C, sigma, assignment, torch_ops: bool) -> torch.Tensor:
     """:func:`responsibilities` in torch ops or on the numba kernels (as :func:`_loss`)."""
     sigma = _sigma(sigma)
     mode = _mode_at(assignment, sigma)
-    _check(X, C)
+    span2 = _check(X, C)
     if torch_ops:
-        return _torch_assign(torch_squared_distances(X, C), sigma, mode)
+        return _torch_assign(torch_squared_distances(X, C), sigma, mode, span2)
     return _Responsibilities.apply(X, C, sigma, mode)
 
 
-def _use_torch(X: torch.Tensor, backend: str) -> bool:
-    """Whether to run in torch ops (the device path) rather than the numba kernels."""
+#: The layer's backend names before 0.2 that still work, with a FutureWarning,
+#: until ``REMOVED_IN``: ``"numba"`` is ``"cpu"``; ``"torch"`` (torch ops on any
+#: device, CPU tensors included) has no new name of its own.
+OLD_BACKENDS = {"numba": "cpu"}
+
+
+def _use_torch(X: torch.Tensor, backend: str, where: str) -> bool:
+    """Whether to run in torch ops (the device path) rather than the numba
+    kernels; ``where`` (the public function's name) for the old names' warning."""
     if not isinstance(backend, str):
         raise TypeError(f"backend must be a string; got {type(backend).__name__}.")
+    if backend == "torch":
+        warn(
+            f"{where}(): backend='torch' is deprecated and stops working in {REMOVED_IN}: "
+            "write backend='auto' (torch ops on GPU tensors; on CPU tensors the numba "
+            "kernels, which compute the same loss and gradients) or backend='cuda'."
+        )
+        if not isinstance(X, torch.Tensor):
+            raise TypeError(f"X must be a torch.Tensor; got {type(X).__name__}.")
+        return True  # as it did: torch ops on any device
+    backend = renamed_value("backend", backend, OLD_BACKENDS, where)
     if backend not in ("auto", "cpu", "cuda"):
         raise ValueError(f"backend must be 'auto', 'cpu' or 'cuda'; got {backend!r}.")
     if not isinstance(X, torch.Tensor):
@@ -420,6 +547,16 @@ class RBFKMeansLayer(nn.Module):
         -------
         sigma : float
             The new temperature (0 stays 0: the hard limit).
+
+        Raises
+        ------
+        ValueError
+            When ``cooling`` is not in (0, 1), or the step would take
+            ``sigma`` to 0 (it stays where it is). Every positive float64
+            sigma, down to the smallest subnormal (about 4.9e-324), is
+            handled: forward and backward give the hard limit there (a
+            gradient of the responsibilities beyond the float range, at a
+            tie between two centers, is a ``ValueError`` naming sigma).
         """
         if not 0 < cooling < 1:
             raise ValueError(f"cooling must be in (0, 1); got {cooling!r}.")

@@ -1,6 +1,7 @@
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 
@@ -178,8 +179,8 @@ def test_fit_writes_what_the_extension_says(tmp_path, capsys):
     status, out, err = fit_here(capsys, tmp_path / "X.npy", "--k", 2, "--out", c, "--labels", lab)
     assert status == 0, err
     assert f"-> {c}" in out and f"-> {lab}" in out
-    np.testing.assert_array_equal(np.loadtxt(c, delimiter=","), want.cluster_centers_)
-    np.testing.assert_array_equal(np.loadtxt(lab, dtype=np.int64), want.labels_)
+    np.testing.assert_array_equal(np.loadtxt(c, delimiter=",", skiprows=1), want.cluster_centers_)
+    np.testing.assert_array_equal(np.loadtxt(lab, dtype=np.int64, skiprows=1), want.labels_)
     status, _, err = fit_here(capsys, tmp_path / "X.npy", "--k", 2, "--labels", tmp_path / "l.npy")
     assert status == 0 and np.load(tmp_path / "l.npy").dtype.kind == "i", err
     for name in ("c.bin", "centers"):
@@ -373,3 +374,140 @@ def test_fit_k_auto_fits_the_count_of_the_phase_diagram(tmp_path):
         out = run("fit", str(tmp_path / "X.npy"), *bad)
         assert out.returncode == 2 and "Traceback" not in out.stderr
         assert ("--k" if bad[1] != "auto" else "max_clusters") in out.stderr
+
+
+def _read_terminal(main_fd: int) -> bytes:
+    """What a child wrote to a pseudo-terminal, until it closed its end."""
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(main_fd, 65536)
+        except OSError:  # every end of the terminal in the child is closed
+            break
+        if not chunk:
+            break
+        shown += chunk
+    return shown
+
+
+def test_progress_goes_to_stderr_when_stderr_is_a_terminal(tmp_path):
+    """Progress went to stdout, and only when stdout was a terminal: a fit
+    whose results were piped to a file showed no progress on the screen,
+    and one piping stderr still mixed progress into the results."""
+    import pty
+
+    np.save(tmp_path / "X.npy", make_blobs(2000, centers=3, random_state=0)[0])
+    args = [sys.executable, "-m", "fastrbfkm", "fit", str(tmp_path / "X.npy"), "--k", "3"]
+    # results to a pipe, stderr on a terminal: the progress shows there
+    main_fd, terminal = pty.openpty()
+    child = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=terminal)
+    os.close(terminal)
+    try:
+        shown = _read_terminal(main_fd).decode()
+        out = child.stdout.read().decode()
+        assert child.wait(timeout=TIMEOUT) == 0, shown
+    finally:
+        child.kill()
+        child.stdout.close()
+        os.close(main_fd)
+    assert "T000" in shown or "annealing" in shown, shown
+    assert "inertia" in out and "T000" not in out and "annealing" not in out, out
+    # stdout on a terminal, stderr to a pipe: no progress anywhere
+    main_fd, terminal = pty.openpty()
+    child = subprocess.Popen(args, stdout=terminal, stderr=subprocess.PIPE)
+    os.close(terminal)
+    try:
+        shown = _read_terminal(main_fd).decode()
+        err = child.stderr.read().decode()
+        assert child.wait(timeout=TIMEOUT) == 0, err
+    finally:
+        child.kill()
+        child.stderr.close()
+        os.close(main_fd)
+    assert "inertia" in shown
+    assert "T000" not in shown + err and "annealing" not in shown + err, (shown, err)
+
+
+def test_csv_outputs_have_a_header_row(tmp_path, capsys):
+    """Centers and labels in CSV had no header row: the centers' columns are
+    named as the input's (its header, else x<column number>), labels 'label'."""
+    X, _ = make_blobs(60, centers=3, random_state=2)
+    want = RBFKMeans(3, random_state=0).fit(X)
+    lines = [f"p{i};{a!r};{b!r}" for i, (a, b) in enumerate(X.tolist())]
+    (tmp_path / "ids.csv").write_text("id;width;height\n" + "\n".join(lines) + "\n")
+    c, lab = tmp_path / "c.csv", tmp_path / "l.csv"
+    status, out, err = fit_here(
+        capsys, tmp_path / "ids.csv", "--k", 3, "--delimiter", ";", "--columns", "2-3",
+        "--out", c, "--labels", lab,
+    )  # fmt: skip
+    assert status == 0, err
+    assert c.read_text().splitlines()[0] == "width,height"
+    assert lab.read_text().splitlines()[0] == "label"
+    np.testing.assert_array_equal(np.loadtxt(c, delimiter=",", skiprows=1), want.cluster_centers_)
+    np.testing.assert_array_equal(np.loadtxt(lab, dtype=np.int64, skiprows=1), want.labels_)
+    np.save(tmp_path / "X.npy", np.column_stack([np.arange(60.0), X]))
+    status, out, err = fit_here(
+        capsys, tmp_path / "X.npy", "--k", 3, "--columns", "2,3", "--out", c
+    )
+    assert status == 0, err
+    assert c.read_text().splitlines()[0] == "x2,x3"
+    # a header row is what the CLI itself detects as one
+    status, out, err = fit_here(capsys, c, "--k", 2)
+    assert status == 0 and "3 points, 2 features" in out, err
+
+
+def test_labeled_writes_the_input_rows_with_a_label_column(tmp_path, capsys):
+    X, _ = make_blobs(60, centers=3, random_state=2)
+    want = RBFKMeans(3, random_state=0).fit(X)
+    body = [f"p{i};{a!r};{b!r}" for i, (a, b) in enumerate(X.tolist())]
+    (tmp_path / "ids.csv").write_text("id;width;height\n" + "\n".join(body) + "\n")
+    labeled = tmp_path / "labeled.csv"
+    status, out, err = fit_here(
+        capsys, tmp_path / "ids.csv", "--k", 3, "--delimiter", ";", "--columns", "2-3",
+        "--labeled", labeled,
+    )  # fmt: skip
+    assert status == 0 and f"-> {labeled}" in out, err
+    written = labeled.read_text().splitlines()
+    assert written[0] == "id;width;height;label"
+    labels = want.labels_.tolist()
+    assert written[1:] == [f"{line};{label}" for line, label in zip(body, labels, strict=True)]
+    # a .npy input: every column under x1,x2,..., labels as integers
+    whole = np.column_stack([np.arange(60.0), X])
+    np.save(tmp_path / "X.npy", whole)
+    status, out, err = fit_here(
+        capsys, tmp_path / "X.npy", "--k", 3, "--columns", "2-3", "--labeled", labeled
+    )
+    assert status == 0, err
+    written = labeled.read_text().splitlines()
+    assert written[0] == "x1,x2,x3,label"
+    assert [int(line.rsplit(",", 1)[1]) for line in written[1:]] == want.labels_.tolist()
+    np.testing.assert_array_equal(np.loadtxt(labeled, delimiter=",", skiprows=1)[:, :3], whole)
+    # .npy: the clustered columns and the label
+    status, out, err = fit_here(
+        capsys, tmp_path / "X.npy", "--k", 3, "--columns", "2-3", "--labeled", tmp_path / "l.npy"
+    )
+    assert status == 0, err
+    got = np.load(tmp_path / "l.npy")
+    np.testing.assert_array_equal(got, np.column_stack([X, want.labels_]))
+    status, out, err = fit_here(
+        capsys, tmp_path / "X.npy", "--k", 3, "--labeled", tmp_path / "l.txt"
+    )
+    assert status == 2 and "--labeled" in err and "inertia" not in out
+
+
+def test_the_fastrbfkm_console_command_runs_the_command_line():
+    """``pip install`` puts a ``fastrbfkm`` command beside the interpreter
+    (there was only ``python -m fastrbfkm``); it names itself so in --help."""
+    from importlib import metadata
+
+    (entry,) = [e for e in metadata.entry_points(group="console_scripts") if e.name == "fastrbfkm"]
+    assert entry.value == "fastrbfkm.__main__:main"
+    script = Path(sys.executable).parent / "fastrbfkm"
+    out = subprocess.run([str(script), "--help"], capture_output=True, text=True, timeout=TIMEOUT)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("usage: fastrbfkm ")
+    out = subprocess.run(
+        [str(script), "fit", "missing.npy", "--k", "2"], capture_output=True, text=True,
+        timeout=TIMEOUT,
+    )  # fmt: skip
+    assert out.returncode == 2 and out.stderr.strip() == "error: missing.npy: no such file"

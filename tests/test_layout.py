@@ -59,8 +59,15 @@ def test_kernels_import_only_kernels():
             assert not outside, f"{module} imports {outside}"
 
 
-#: Modules that belong to the estimator's layer of the walk below.
-ESTIMATOR_LAYER = {"fastrbfkm._base": "fastrbfkm.estimator"}
+#: Modules that belong to another module's layer of the walk below.
+ESTIMATOR_LAYER = {
+    "fastrbfkm._base": "fastrbfkm.estimator",
+    # the estimators' fit decorator that explains out-of-memory errors
+    "fastrbfkm._memory": "fastrbfkm.estimator",
+    # the seeding algorithms a rows source runs on its rows (the default
+    # fit's k-means++ start: rows.initial_centers)
+    "fastrbfkm.seeding": "fastrbfkm._rows",
+}
 
 
 def test_x_goes_down_from_fit_to_the_kernels():

@@ -320,3 +320,41 @@ def test_the_end_of_the_annealing_keeps_the_lower_of_its_centers_and_a_kmeans_pl
     assert not np.array_equal(
         MiniBatchRBFKMeans._polish(probe, on_the_mean), MiniBatchRBFKMeans._polish(probe, seeded)
     )
+
+
+def test_a_model_used_while_still_annealing_says_so():
+    """A stream that ends soft (20 batches, sigma_ far above 0) gave
+    predict and cluster_centers_ without a hint; a ConvergenceWarning now
+    names sigma_ whenever the model is used before its annealing ends, and
+    none once it has ended."""
+    X = blobs(40_000, k=8, d=4, seed=1)
+    rng = np.random.default_rng(0)
+    km = MiniBatchRBFKMeans(8, random_state=0)
+    for _ in range(20):
+        km.partial_fit(X[rng.integers(0, len(X), 1000)])
+    assert km.sigma_ > 0
+    uses = {
+        "predict": lambda: km.predict(X[:10]),
+        "transform": lambda: km.transform(X[:10]),
+        "score": lambda: km.score(X[:10]),
+        "predict_proba": lambda: km.predict_proba(X[:10]),
+    }
+    for name, use in uses.items():
+        with pytest.warns(ConvergenceWarning, match=r"still annealing .* sigma_ = ") as record:
+            use()
+        assert record[0].filename == __file__, name
+    while km.sigma_ > 0 and km.n_steps_ < 2000:
+        km.partial_fit(X[rng.integers(0, len(X), 1000)])
+    assert km.sigma_ == 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for use in uses.values():
+            use()
+    # a fit whose passes run out before the annealing's end says so too
+    with pytest.warns(ConvergenceWarning, match="still annealing"):
+        MiniBatchRBFKMeans(8, batch_size=100, max_iter=1, random_state=0).fit(X[:1000])
+    # a fixed temperature is soft by choice: no warning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fixed = MiniBatchRBFKMeans(4, assignment="softmax", sigma=1.0, max_iter=2, random_state=0)
+        fixed.fit(X[:2000]).predict(X[:10])

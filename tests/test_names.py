@@ -155,3 +155,29 @@ def test_a_value_of_the_wrong_type_is_a_type_error(call):
 def test_a_value_out_of_range_is_a_value_error(call):
     with pytest.raises(ValueError):
         call()
+
+
+@pytest.mark.parametrize("function", ["rbf_kmeans_loss", "responsibilities"])
+def test_the_layers_old_backend_names_warn_and_give_the_same_result(function):
+    """``backend="numba"`` and ``"torch"`` (before 0.2) raised a ValueError."""
+    torch = pytest.importorskip("torch")
+    import fastrbfkm.torch as ft
+
+    call = getattr(ft, function)
+    Z = torch.tensor(X, requires_grad=True)
+    Ct = torch.tensor(C)
+    want = call(Z, Ct, 1.0, "softmax", backend="cpu")
+    with pytest.warns(FutureWarning, match="backend='numba' is now backend='cpu'") as record:
+        got = call(Z, Ct, 1.0, "softmax", backend="numba")
+    assert record[0].filename == __file__
+    assert torch.equal(got, want)
+    with pytest.warns(FutureWarning, match="backend='torch' is deprecated") as record:
+        ops = call(Z, Ct, 1.0, "softmax", backend="torch")
+    assert record[0].filename == __file__
+    # torch ops on CPU tensors, as the old name ran them: differentiable twice
+    assert ops.grad_fn is not None and "Backward" in type(ops.grad_fn).__name__
+    torch.testing.assert_close(ops, want, rtol=1e-12, atol=1e-12)
+    (grad,) = torch.autograd.grad(ops.sum() if ops.ndim else ops, Z, create_graph=True)
+    assert grad.requires_grad
+    with pytest.raises(ValueError, match="backend"):
+        call(Z, Ct, 1.0, "softmax", backend="gpu")

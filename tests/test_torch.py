@@ -211,9 +211,11 @@ def test_backend_names_are_the_library_s():
     X, C = problem()
     want = fkt.rbf_kmeans_loss(X, C, 0.5).detach()
     assert float(fkt.rbf_kmeans_loss(X, C, 0.5, backend="cpu").detach()) == float(want)
-    for old in ("numba", "torch", "gpu"):
-        with pytest.raises(ValueError, match="'auto', 'cpu' or 'cuda'"):
-            fkt.rbf_kmeans_loss(X, C, 0.5, backend=old)
+    with pytest.raises(ValueError, match="'auto', 'cpu' or 'cuda'"):
+        fkt.rbf_kmeans_loss(X, C, 0.5, backend="gpu")
+    # the old names still work, with a FutureWarning (tests/test_names.py)
+    with pytest.warns(FutureWarning, match="backend='numba' is now backend='cpu'"):
+        assert float(fkt.rbf_kmeans_loss(X, C, 0.5, backend="numba").detach()) == float(want)
     with pytest.raises(ValueError, match="backend='cuda' needs CUDA tensors; got cpu"):
         fkt.responsibilities(X, C, 0.5, backend="cuda")
     with pytest.raises(TypeError, match="backend must be a string"):
@@ -275,4 +277,88 @@ def test_a_sigma_that_requires_grad_is_named_by_the_numpy_api():
         fk.responsibilities(X, X[:2], sigma)
     np.testing.assert_array_equal(
         fk.responsibilities(X, X[:2], sigma.detach()), fk.responsibilities(X, X[:2], 1.0)
+    )
+
+
+#: Temperatures around and below the smallest normal float32 and float64,
+#: down to the smallest subnormal float64.
+TINY_SIGMAS = [1e-30, 1e-36, 1e-40, 1e-46, 1e-300, 2.3e-308, 1e-308, 1e-310, 1e-320, 5e-324]
+
+
+@pytest.mark.parametrize("torch_ops", [False, True], ids=["numba", "torch-ops"])
+@pytest.mark.parametrize("assignment", SOFT)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_tiny_temperatures_give_the_hard_limit_with_finite_gradients(torch_ops, assignment, dtype):
+    """Below sigma ~ 1.1e-308 (float32: 5.9e-39) every gradient of the
+    responsibilities was NaN on the numba path (2 / sigma overflowed, times
+    zeros); the torch-ops path, which CUDA tensors take, gave a NaN softmax
+    and loss from 2.3e-308 (float32: from far above) and entmax15 raised
+    'index -1 is out of bounds'. Now both give the hard limit: one-hot
+    responsibilities with zero gradient, and the loss and gradients of
+    sigma = 0."""
+    g = torch.Generator().manual_seed(0)
+    X0 = torch.randn(64, 3, generator=g, dtype=dtype)
+    C0 = X0[:4].clone()
+    X, C = X0.clone().requires_grad_(), C0.clone().requires_grad_()
+    hard_R = fkt._responsibilities(X, C, 0.0, assignment, torch_ops)
+    hard = fkt._loss(X, C, 0.0, assignment, None, torch_ops)
+    hard.backward()
+    hard_grads = (X.grad, C.grad)
+    weights = torch.arange(4, dtype=dtype)
+    for sigma in TINY_SIGMAS:
+        X, C = X0.clone().requires_grad_(), C0.clone().requires_grad_()
+        R = fkt._responsibilities(X, C, sigma, assignment, torch_ops)
+        (R * weights).sum().backward()
+        assert torch.equal(R, hard_R), sigma
+        assert torch.equal(X.grad, torch.zeros_like(X)), sigma
+        assert torch.equal(C.grad, torch.zeros_like(C)), sigma
+        X.grad = C.grad = None
+        loss = fkt._loss(X, C, sigma, assignment, None, torch_ops)
+        loss.backward()
+        torch.testing.assert_close(loss, hard.detach(), msg=f"sigma={sigma}")
+        torch.testing.assert_close((X.grad, C.grad), hard_grads, msg=f"sigma={sigma}")
+
+
+@pytest.mark.parametrize("torch_ops", [False, True], ids=["numba", "torch-ops"])
+@pytest.mark.parametrize("assignment", SOFT)
+def test_a_gradient_beyond_the_float_range_is_a_value_error_naming_sigma(torch_ops, assignment):
+    """At a tie (here two coinciding centers) the responsibilities' gradient
+    is of order 1 / sigma: past float64's range at sigma = 1e-310, it is a
+    ValueError that names sigma, not NaN. The loss's gradient there is
+    finite (the tied centers share it)."""
+    X = torch.randn(64, 3, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    C = torch.cat([X[:3], X[:1]]).requires_grad_()
+    X.requires_grad_()
+    R = fkt._responsibilities(X, C, 1e-310, assignment, torch_ops)
+    with pytest.raises(ValueError, match=r"sigma=1e-310 is too small for the gradient"):
+        (R * torch.arange(4.0, dtype=torch.float64)).sum().backward()
+    X.grad = C.grad = None
+    fkt._loss(X, C, 1e-310, assignment, None, torch_ops).backward()
+    assert bool(torch.isfinite(X.grad).all() and torch.isfinite(C.grad).all())
+    torch.testing.assert_close(C.grad[0], C.grad[3])
+
+
+@pytest.mark.parametrize("assignment", SOFT)
+def test_the_layer_anneals_to_the_smallest_subnormal_and_still_trains(assignment):
+    """anneal(0.5) took the layer to 8.7e-311, where backward gave NaN in
+    every entry of centers.grad. It now goes down to the smallest subnormal
+    float64, where forward and backward are the hard limit's, and refuses
+    the next step (to 0) with a ValueError."""
+    X = torch.randn(64, 3, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+    layer = fkt.RBFKMeansLayer(4, 3, sigma=1.0, assignment=assignment).double()
+    with torch.no_grad():
+        layer.centers.copy_(X[:4])
+    with pytest.raises(ValueError, match="underflow"):
+        for _ in range(2000):
+            layer.anneal(0.5)
+    assert layer.sigma == 5e-324
+    R = layer(X)
+    (R * torch.arange(4.0, dtype=torch.float64)).sum().backward()
+    assert torch.equal(layer.centers.grad, torch.zeros_like(layer.centers))
+    layer.centers.grad = None
+    loss = layer.loss(X)
+    loss.backward()
+    assert bool(torch.isfinite(loss)) and bool(torch.isfinite(layer.centers.grad).all())
+    torch.testing.assert_close(
+        loss, fkt.rbf_kmeans_loss(X, layer.centers.detach(), 0.0, assignment)
     )

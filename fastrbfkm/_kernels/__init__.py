@@ -21,10 +21,12 @@ from . import (
     update,
 )
 from .assignment import ENTMAX15, HARD, SOFTMAX
-from .compiling import announce_compilation
+from .chunks import BLOCK_ENTRIES, BLOCK_ROWS, MAX_CHUNKS, MIN_CHUNK_ROWS, PARTIAL_BUDGET
+from .compiling import announce_compilation, note_data
 from .distances import DIRECT_MAX
 from .forks import serial_after_fork
 from .interrupts import deferring_interrupts
+from .memory import guarded
 from .sparse import CSR, row_block
 from .threads import serial_when_small
 from .update import (
@@ -51,17 +53,65 @@ def _rows_by_columns(R, *_):
     return R.shape[0], 4 * R.shape[1]
 
 
-def _entry(size, kernel):
+def _shape(X) -> tuple[int, int, np.dtype]:
+    """``(n, d, dtype)`` of dense or CSR rows."""
+    if isinstance(X, CSR):
+        return X.indptr.shape[0] - 1, X.n_cols, X.data.dtype
+    return X.shape[0], X.shape[1], X.dtype
+
+
+def _footprint(per_row=lambda k, itemsize: 0, columns=False):
+    """A kernel's :func:`~.memory.guarded` footprint: its data, the bytes
+    of its results (``per_row(k, itemsize)`` a row and the chunks' partial
+    statistics) and of a thread's work arrays, estimated from the shapes of
+    its first argument (rows) and second (centers; with ``columns``, the
+    first's columns are the centers)."""
+
+    def footprint(X, *args):
+        n, d, dtype = _shape(X)
+        if columns:
+            k, d = d, 0
+            what = f"{n} x {k} {dtype}"
+        else:
+            C = args[0]
+            k = C.shape[0]
+            what = f"{n} rows of {d} {dtype} features, {k} centers"
+        stat = k * (d + 1)
+        chunks = max(1, min(MAX_CHUNKS, -(-n // MIN_CHUNK_ROWS), max(2, PARTIAL_BUDGET // stat)))
+        block = max(1, min(BLOCK_ROWS, BLOCK_ENTRIES // max(d, 1)))
+        results = n * per_row(k, dtype.itemsize) + 8 * chunks * stat
+        return what, results, 8 * block * (d + 6 * k)
+
+    return footprint
+
+
+def _entry(size, kernel, data=True, footprint=None):
     """A parallel kernel as the library calls it: on one thread when the call
     is small (:mod:`.threads`) and in a forked child (:mod:`.forks`), Ctrl-C
-    raised when it returns (:mod:`.interrupts`), its data read-only."""
+    raised when it returns (:mod:`.interrupts`), out of memory explained
+    and no BLAS buffer mapped that does not fit (:mod:`.memory`, with the
+    kernel's ``footprint``, by default :func:`_footprint`'s), its data
+    read-only. With ``data``, its first argument is the data, whose kind a
+    compilation then announces (:func:`.compiling.note_data`); without, it
+    is not (the centers)."""
     run = deferring_interrupts(serial_after_fork(serial_when_small(size)(kernel), kernel))
+    run = guarded(kernel.py_func.__name__, footprint or _footprint())(run)
 
     @functools.wraps(run)
     def call(X, *args):
+        if data:
+            note_data(data_kind(X))
         return run(read_only(X), *args)
 
     return call
+
+
+def data_kind(X) -> str:
+    """``"float32 arrays"``, ``"float64 CSR matrices"``, ...: the kind of input
+    as the compile announcement and ``python -m fastrbfkm compile`` name it."""
+    if isinstance(X, CSR):
+        return f"{X[0].dtype} CSR matrices"
+    return f"{X.dtype} arrays"
 
 
 def read_only(X):
@@ -90,15 +140,30 @@ def take_rows(X, index) -> np.ndarray:
     return X[index].copy()
 
 
-hard_assign = _entry(_rows_by_centers, assignment.hard_assign)
-responsibilities = _entry(_rows_by_centers, assignment.responsibilities)
-assign_logits = _entry(_rows_by_columns, assignment.assign_logits)
-squared_distances = _entry(_rows_by_centers, assignment.squared_distances)
+_labels_and_distances = _footprint(lambda k, itemsize: 4 + itemsize)
+_n_by_k = _footprint(lambda k, itemsize: k * itemsize)
+_n_by_k_columns = _footprint(lambda k, itemsize: k * itemsize, columns=True)
+
+hard_assign = _entry(_rows_by_centers, assignment.hard_assign, footprint=_labels_and_distances)
+responsibilities = _entry(_rows_by_centers, assignment.responsibilities, footprint=_n_by_k)
+assign_logits = _entry(_rows_by_columns, assignment.assign_logits, footprint=_n_by_k_columns)
+squared_distances = _entry(_rows_by_centers, assignment.squared_distances, footprint=_n_by_k)
 _block_pass = _entry(_rows_by_centers, update.block_pass)
 pruned_hard_stats = _entry(_rows_by_centers, pruned.pruned_hard_stats)
 pruned_soft_stats = _entry(_rows_by_centers, pruned.pruned_soft_stats)
-nearest_gaps = _entry(lambda P, norms: _rows_by_centers(P, P), pruned.nearest_gaps)
-nearest_centers = _entry(lambda P, norms, q: _rows_by_centers(P, P), pruned.nearest_centers)
+_centers_only = _footprint(lambda k, itemsize: 8)
+nearest_gaps = _entry(
+    lambda P, norms: _rows_by_centers(P, P),
+    pruned.nearest_gaps,
+    data=False,
+    footprint=lambda P, *args: _centers_only(P, P),
+)
+nearest_centers = _entry(
+    lambda P, norms, q: _rows_by_centers(P, P),
+    pruned.nearest_centers,
+    data=False,
+    footprint=lambda P, norms, q: _centers_only(P, P),
+)
 
 
 def block_stats(X, C, w, sigma, mode, with_stats):
@@ -149,17 +214,23 @@ def removal_costs(X, C, w):
     return cell_summary(X, C, w, False)[0][cells.COSTS]
 
 
-entmax15_backward = _entry(_rows_by_columns, entmax.entmax15_backward)
-softmax_backward = _entry(_rows_by_columns, softmax.softmax_backward)
+entmax15_backward = _entry(_rows_by_columns, entmax.entmax15_backward, footprint=_n_by_k_columns)
+softmax_backward = _entry(_rows_by_columns, softmax.softmax_backward, footprint=_n_by_k_columns)
 kmeans_plusplus = _entry(
     lambda X, w, mu, norms, seeds, first, last, uniforms, closest: (
         X.shape[0],
         (last - first) * uniforms.shape[1] * X.shape[1],
     ),
     seeding.kmeans_plusplus,
+    footprint=lambda X, w, mu, norms, seeds, *args: _footprint(lambda k, i: 8)(X, seeds),
 )
-_transfer_sweeps = deferring_interrupts(transfers.transfer_sweeps)  # sequential
-_seeding_norms = deferring_interrupts(seeding.seeding_norms)  # sequential, one pass
+_transfer_sweeps = guarded(  # sequential
+    "transfer_sweeps",
+    lambda X, w, labels, k, *args: _footprint(lambda k, i: 8)(X, np.empty((k, 0))),
+)(deferring_interrupts(transfers.transfer_sweeps))
+_seeding_norms = guarded(  # sequential, one pass
+    "seeding_norms", lambda X: _footprint(lambda k, i: 8)(X, np.empty((1, 0)))
+)(deferring_interrupts(seeding.seeding_norms))
 
 
 @functools.wraps(_seeding_norms)

@@ -9,6 +9,7 @@ nothing."""
 from __future__ import annotations
 
 import sys
+import threading
 
 from numba import types
 from numba.core import event
@@ -32,10 +33,25 @@ def kind_of(args) -> str | None:
     return None
 
 
+#: The kind of the data the kernels last worked on, per thread
+#: (:func:`note_data`): what a compilation is for, even of a kernel that
+#: sees only the centers (float64 for float32 data, say).
+_DATA = threading.local()
+
+
+def note_data(kind: str) -> None:
+    """Record the kind of the data (``"float32 arrays"``, ``"float64 CSR
+    matrices"``) that the kernels about to run in this thread work for; the
+    announcement names it rather than the compiled kernel's own first
+    argument. Set at every call of a data kernel, it stays until the next."""
+    _DATA.kind = kind
+
+
 class _Announcer(event.Listener):
     """Prints :data:`MESSAGE`, the kind of input and :data:`ADVICE` at the
     first compilation of a fastrbfkm kernel for each kind in this process
-    (numba's ``numba:compile`` event fires on cache misses only)."""
+    (numba's ``numba:compile`` event fires on cache misses only). The kind
+    is the data's (:func:`note_data`), else the kernel's first argument's."""
 
     def __init__(self) -> None:
         self.said: set[str] = set()
@@ -44,10 +60,12 @@ class _Announcer(event.Listener):
         func = getattr(ev.data.get("dispatcher"), "py_func", None)
         if not (getattr(func, "__module__", None) or "").startswith("fastrbfkm."):
             return
-        try:
-            kind = kind_of(ev.data.get("args") or ())
-        except Exception:  # never let the announcement break a compilation
-            kind = None
+        kind = getattr(_DATA, "kind", None)
+        if kind is None:
+            try:
+                kind = kind_of(ev.data.get("args") or ())
+            except Exception:  # never let the announcement break a compilation
+                kind = None
         if kind is None and self.said:
             return  # a helper of a kind already announced
         kind = kind or "a new kind of input"

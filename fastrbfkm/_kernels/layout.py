@@ -22,12 +22,14 @@ from . import dense, distances, sparse
 
 def by_layout(name: str, dense_step, sparse_step):
     """A function callable from numba code only, running ``dense_step`` for
-    an array first argument and ``sparse_step`` for a CSR."""
+    an array first argument and ``sparse_step`` for a CSR (its ``choices``,
+    for tests that follow the kernels' calls)."""
 
     def step(*args):
         raise TypeError(f"{name} is called from numba kernels only.")
 
     step.__name__ = step.__qualname__ = name
+    step.choices = {"dense": dense_step, "CSR": sparse_step}
 
     @overload(step)
     def choose(*args):
