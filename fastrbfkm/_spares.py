@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 from scipy.spatial.distance import cdist
@@ -40,9 +41,10 @@ class Candidates:
     critical: np.ndarray  # (m,) their critical temperatures
     spread: np.ndarray  # (m,) largest eigenvalue of their local covariance
     gain: np.ndarray  # (m,) expected decrease of the inertia from a split, decreasing
-    #: positions (into ``index``) -> (len, d) unit eigenvectors of those
+    #: ``axes_of(at[positions])``: the (len, d) unit eigenvectors of those
     #: spreads, computed for the candidates that split only
     axes_of: Callable[[np.ndarray], np.ndarray]
+    at: np.ndarray  # (m,) what ``axes_of`` calls each candidate
 
     @classmethod
     def of(
@@ -54,7 +56,13 @@ class Candidates:
         axes: np.ndarray,
     ) -> Candidates:
         """Candidates whose axes ``(m, d)`` are known already."""
-        return cls(index, critical, spread, gain, lambda positions: axes[positions])
+        return cls(
+            index, critical, spread, gain, partial(np.take, axes, axis=0), np.arange(len(index))
+        )
+
+    def axes(self, positions: np.ndarray) -> np.ndarray:
+        """The unit principal axes of the candidates at ``positions``."""
+        return self.axes_of(self.at[positions])
 
     def unstable(self, next_sigma: float, margin: float = SPLIT_MARGIN) -> np.ndarray:
         """Which candidates are unstable at ``next_sigma``."""
@@ -226,7 +234,7 @@ class Spares:
         spares = list(np.flatnonzero(~active))
         pairs = []
         split = np.flatnonzero(found.splitting(next_sigma, margin, gain_ratio))
-        axes = found.axes_of(split)
+        axes = found.axes(split)
         for j, spread, axis in zip(found.index[split], found.spread[split], axes, strict=True):
             spare = spares.pop(0)
             nudge = step * np.sqrt(spread) * axis

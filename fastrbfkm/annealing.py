@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 
@@ -542,10 +543,7 @@ def candidates(
         (_, spread, axes), (mass, cell_spread, _) = principal(
             rows, A, sigma, mode, cells=True, rtol=SPLIT_RTOL
         )
-
-        def axes_of(index: np.ndarray) -> np.ndarray:
-            return axes[index]
-
+        axes_of = partial(np.take, axes, axis=0)
     factor = np.sqrt(2.0) if mode == K.ENTMAX15 else 1.0
     gain = mass * cell_spread
     wanted = np.argsort(-gain, kind="stable")[: int(np.count_nonzero(~active))]
@@ -553,9 +551,7 @@ def candidates(
     if rows.sphere:
         N, S, _ = rows.stats(A, sigma, mode)
         critical = critical / resultant(A, N, S)[wanted]
-    return Candidates(
-        chosen[wanted], critical, spread[wanted], gain[wanted], lambda at: axes_of(wanted[at])
-    )
+    return Candidates(chosen[wanted], critical, spread[wanted], gain[wanted], axes_of, wanted)
 
 
 @dataclass
