@@ -24,6 +24,8 @@ from ._tunables import (
     ANNEAL_ROWS_MAX,
     ANNEAL_ROWS_MIN,
     ANNEAL_ROWS_PER_CENTER,
+    EVERY_ROW_SWAP_ROUNDS,
+    POLISH_TOL_FACTOR,
 )
 from ._validation import ASSIGNMENTS
 from .annealing import AnnealPlan, AnnealSettings, critical_from_variance, run_anneal
@@ -463,18 +465,34 @@ class RBFKMeans(BaseRBFKMeans):
             # Lloyd's algorithm, swap moves and single-point transfers on the
             # annealed rows (in memory), then Lloyd and the swaps on every row
             # when those were a sample.
-            for source in [guide] if guide.n == rows.n else [guide, rows]:
+            # The swap moves compare Lloyd runs that stop at a looser
+            # tolerance (POLISH_TOL_FACTOR x tol): which moves pay shows long
+            # before the centers creep to tol; the last run ends at tol.
+            polish = tol * POLISH_TOL_FACTOR
+            sources = [guide] if guide.n == rows.n else [guide, rows]
+            for source in sources:
                 # A hard fit's last Lloyd run is measured by the final assignment.
                 last = mode == K.HARD and source is rows
                 report = self._lloyd_report(tol) if self.verbose else None
-                lloyd = run_lloyd(source, C, int(self.max_iter), tol, not last, report)
+                if mode == K.HARD:
+                    lloyd = run_lloyd(source, C, int(self.max_iter), tol, not last, report)
+                else:
+                    lloyd = run_lloyd(source, C, int(self.max_iter), polish, True, report)
                 if guides and source is guide and self.sigma == "auto":
-                    lloyd, start = self._against_kmeanspp(guide, lloyd, k, tol, seed)
+                    lloyd, start = self._against_kmeanspp(guide, lloyd, k, polish, seed)
                 if mode != K.HARD:
-                    lloyd = improve_by_swaps(source, lloyd, int(self.max_iter), tol)
+                    rounds = None if source is guide else EVERY_ROW_SWAP_ROUNDS
+                    lloyd = improve_by_swaps(
+                        source, lloyd, int(self.max_iter), polish, rounds=rounds
+                    )
                     # sequential: rows in memory only; Euclidean gains only
                     if guides and source is guide and not rows.sphere:
                         lloyd = improve_by_transfers(source, lloyd, int(self.max_iter))
+                    if source is sources[-1]:  # the fixed point, to tol
+                        final = run_lloyd(source, lloyd.centers, int(self.max_iter), tol)
+                        lloyd = LloydResult(
+                            final.centers, final.inertia, lloyd.n_iter + final.n_iter
+                        )
                 C = lloyd.centers
                 n_iter += lloyd.n_iter
             sigma = 0.0
