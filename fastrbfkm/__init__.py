@@ -9,7 +9,11 @@ MiniBatchRBFKMeans, annealed over mini-batches.
 from __future__ import annotations
 
 import importlib
+import sys
 from typing import TYPE_CHECKING
+
+# loaded with the package: under an address-space limit nothing may be left to load it with
+from ._memory import import_failure, loading_failure
 
 #: Where each public name lives. They are imported at first use, so
 #: that ``import fastrbfkm`` and ``python -m fastrbfkm --help`` do not load
@@ -63,18 +67,20 @@ if TYPE_CHECKING:
 
 
 def __getattr__(name: str):
-    """A public name, looked up in its submodule, imported at first use (a
-    shared library that does not fit under an address-space limit is a
-    ``MemoryError``: :func:`fastrbfkm._memory.import_failure`)."""
+    """A public name, looked up in its submodule, imported at first use
+    (under an address-space limit that leaves no room for numba, scipy and
+    their shared libraries, a ``MemoryError`` that says so, raised before
+    trying where the room is short: :mod:`fastrbfkm._memory`)."""
     where = _PUBLIC.get(name)
     if where is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module_name = f"{__name__}.{where}"
+    if module_name not in sys.modules and (error := loading_failure(module_name)) is not None:
+        raise error
     try:
-        module = importlib.import_module(f"{__name__}.{where}")
-    except (ImportError, OSError) as exc:
-        from ._memory import import_failure
-
-        error = import_failure(f"{__name__}.{where}", exc)
+        module = importlib.import_module(module_name)
+    except (ImportError, OSError, SystemError, MemoryError) as exc:
+        error = import_failure(module_name, exc)
         if error is None:
             raise
         raise error from exc

@@ -4,10 +4,12 @@ big, rather than an ``OSError`` or numpy's message alone.
 
 - Loading numba's compiler library (``libllvmlite.so``, 170 MiB of
   mappings) fails with an ``OSError`` ("Could not find/load shared object
-  file"), and scipy's OpenBLAS with an ``ImportError`` ("failed to map
-  segment from shared object"), when the address-space limit (``ulimit
-  -v``) leaves no room for them: the package's first use (``from fastrbfkm
-  import RBFKMeans``, which loads them) then raises
+  file"), scipy's OpenBLAS with an ``ImportError`` ("failed to map segment
+  from shared object"), an extension module's initialisation with a
+  ``SystemError`` ("error return without exception set") and Python's own
+  unmarshalling with a bare ``MemoryError``, when the address-space limit
+  (``ulimit -v``) leaves no room for them: the package's first use (``from
+  fastrbfkm import RBFKMeans``, which loads them) then raises
   :func:`import_failure`'s ``MemoryError`` instead.
 - A fit's own arrays (numpy's ``MemoryError``, which gives the array's size
   and shape) are re-raised by :func:`explains_memory` naming the fit and its
@@ -20,6 +22,7 @@ import functools
 import importlib.util
 import os
 import re
+import sys
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -58,29 +61,67 @@ def _llvmlite_size() -> int:
     return 0
 
 
-def import_failure(module: str, exc: ImportError | OSError) -> MemoryError | None:
-    """The ``MemoryError`` to raise for ``exc``, an ``OSError`` or
-    ``ImportError`` importing the package's ``module``, when it is a shared
-    library that could not be mapped under the address-space limit; None
-    when it is not that."""
+#: The compiled libraries a public name's first use loads (through numba,
+#: scipy and scikit-learn).
+LOADED_FIRST = ("numba", "scipy.special", "sklearn")
+
+
+def _room(size: int) -> int:
+    """Bytes of address space that loading :data:`LOADED_FIRST` takes at
+    most (380 MiB mapped here, with numba's compiler library of ``size``
+    bytes, 170 MiB of them): twice that library and 64 MiB."""
+    return 2 * size + (64 << 20)
+
+
+def loading_failure(module: str) -> MemoryError | None:
+    """Before the package's ``module`` is first imported: the
+    ``MemoryError`` to raise when the address-space limit leaves less room
+    than loading :data:`LOADED_FIRST` takes (with 80-140 MiB left,
+    scipy's OpenBLAS retried a failing ``mmap`` forever inside ``import
+    scipy.special``: a hang); None when they are loaded or the room is
+    there."""
+    if all(name in sys.modules for name in LOADED_FIRST):
+        return None
     space = _address_space()
-    text = str(exc)
-    if space is None or "shared object" not in text:
+    if space is None:
         return None
     limit, used = space
     size = _llvmlite_size()
-    if limit - used >= 2 * size + (64 << 20):
+    if limit - used >= _room(size):
+        return None
+    return _out_of_memory(module, limit, used, size, "there is not room enough to load them")
+
+
+def import_failure(module: str, exc: BaseException) -> MemoryError | None:
+    """The ``MemoryError`` to raise for ``exc``, an ``ImportError``,
+    ``OSError``, ``SystemError`` or ``MemoryError`` importing the package's
+    ``module``, when it comes from a shared library that could not be
+    mapped, or an allocation that failed, under the address-space limit;
+    None when it is not that (an ``ImportError`` or ``OSError`` that names
+    no shared object, or room enough left)."""
+    space = _address_space()
+    text = str(exc)
+    allocation = isinstance(exc, (SystemError, MemoryError))
+    if space is None or not (allocation or "shared object" in text):
+        return None
+    limit, used = space
+    size = _llvmlite_size()
+    if limit - used >= _room(size):
         return None  # room enough: another cause
     found = re.search(r"([\w.+-]+\.so\b[\w.]*)", text)
-    library = found.group(1) if found else "a shared library"
+    what = f"{found.group(1)} could not be mapped" if found else "an allocation failed"
+    first = (text.splitlines() or ["no message"])[0][:120]
+    return _out_of_memory(module, limit, used, size, f"{what} ({type(exc).__name__}: {first})")
+
+
+def _out_of_memory(module: str, limit: int, used: int, size: int, what: str) -> MemoryError:
     return MemoryError(
         f"fastrbfkm: out of memory loading {module} (numba, scipy and their compiled "
-        f"libraries): {library} could not be mapped under the address-space limit of "
-        f"{limit / 2**20:.0f} MiB (ulimit -v {limit // 1024}), {used / 2**20:.0f} MiB of it in "
-        f"use, {(limit - used) / 2**20:.0f} MiB left; numba's compiler library alone "
-        f"(libllvmlite) maps {size / 2**20:.0f} MiB ({exc.__class__.__name__}: "
-        f"{text.splitlines()[0][:120]}). Raise the limit, or import fastrbfkm before "
-        "loading the data."
+        f"libraries): {what} under the address-space limit of {limit / 2**20:.0f} MiB "
+        f"(ulimit -v {limit // 1024}), {used / 2**20:.0f} MiB of it in use, "
+        f"{(limit - used) / 2**20:.0f} MiB left; numba's compiler library alone (libllvmlite) "
+        f"maps {size / 2**20:.0f} MiB and loading them all about {_room(size) / 2**20:.0f} MiB. "
+        "Raise the limit, or import fastrbfkm before loading the data."
     )
 
 
