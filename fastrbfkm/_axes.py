@@ -85,17 +85,21 @@ def cell_spreads(rows: Rows, C: np.ndarray, cells: CellSummary):
     return N, dense_values(N, A), axes_of
 
 
-def spreads(rows: Rows, C: np.ndarray, sigma: float, mode: int, rtol: float = LANCZOS_RTOL):
-    """``(N, values, axes_of)``: :func:`principal`'s masses and largest
-    eigenvalues, and ``axes_of(index)``, the unit principal axes of the
-    centers ``index`` (``(len(index), d)``). From formed scatter matrices
-    the values come without the eigenvectors and ``axes_of`` computes only
-    those asked for (the annealing splits a few of its centers a
-    temperature); by Lanczos iterations both come from the same passes."""
-    if not forms_scatter(rows):
-        N, values, axes = principal(rows, C, sigma, mode, rtol=rtol)
-        return N, values, lambda index: axes[index]
-    N, A = rows.scatter(C, sigma, mode)
+def spreads_and_cells(rows: Rows, C: np.ndarray, sigma: float, mode: int):
+    """``((N, values, axes_of), (N_cells, values_cells, axes_of_cells))``:
+    :func:`principal`'s masses and largest eigenvalues at ``sigma`` and of
+    the hard cells of C, from the scatter matrices of one pass
+    (:meth:`~fastrbfkm._rows.Rows.scatter_and_cells`; sources that form
+    them only: :func:`forms_scatter`). The values come without the
+    eigenvectors; ``axes_of(index)`` computes the unit principal axes of
+    the centers ``index`` only (the annealing splits a few of its centers
+    a temperature)."""
+    N, A, N_cells, A_cells = rows.scatter_and_cells(C, sigma, mode)
+    return _spreads_of(rows, C, N, A), _spreads_of(rows, C, N_cells, A_cells)
+
+
+def _spreads_of(rows: Rows, C: np.ndarray, N: np.ndarray, A: np.ndarray):
+    """``(N, values, axes_of)`` from the formed matrices ``(N, A)``."""
     if rows.sphere:
         A = tangent_scatter(A, C)
 

@@ -115,6 +115,10 @@ def _scatter_block(X, w, offset, C, sigma, mode):
     return K.center_scatter(X, C, w, sigma, mode, np.arange(C.shape[0]))
 
 
+def _scatter_and_cells_block(X, w, offset, C, sigma, mode):
+    return K.scatter_and_cells(X, C, w, sigma, mode)
+
+
 def _scatter_apply_block(X, w, offset, C, sigma, mode, chosen, hard, V, labels):
     if labels.size:
         labels = labels[offset : offset + X.shape[0]]
@@ -259,6 +263,7 @@ PASSES: dict[str, Pass] = {
     "moments": Pass(_moments_block, _moments_combine, _moments_finish),
     "stats": Pass(_stats_block, _stats_combine),
     "scatter": Pass(_scatter_block, _sum_combine),
+    "scatter_and_cells": Pass(_scatter_and_cells_block, _sum_combine),
     "scatter_apply": Pass(_scatter_apply_block, _sum_combine),
     "cell_summary": Pass(_cells_block, _sum_combine),
     "farthest": Pass(_farthest_block, _top_combine, _drop_last, rows_per_block=1 << 16),
@@ -426,6 +431,12 @@ class Rows(ABC):
     def scatter(self, C: np.ndarray, sigma: float, mode: int):
         """``(N, A)`` of :func:`fastrbfkm._kernels.center_scatter` for every center."""
 
+    def scatter_and_cells(self, C: np.ndarray, sigma: float, mode: int):
+        """``(N, A, N_cells, A_cells)``: :meth:`scatter` at ``sigma`` and of
+        the hard cells; here two passes, where :class:`BlockRows` makes one
+        (:func:`fastrbfkm._kernels.scatter_and_cells`)."""
+        return (*self.scatter(C, sigma, mode), *self.scatter(C, 0.0, K.HARD))
+
     @abstractmethod
     def removal_costs(self, C: np.ndarray) -> np.ndarray:
         """Per center, the rise in inertia if it were removed (``(k,)``)."""
@@ -536,6 +547,9 @@ class BlockRows(Rows):
 
     def scatter(self, C: np.ndarray, sigma: float, mode: int):
         return self.reduce("scatter", C, sigma, mode)
+
+    def scatter_and_cells(self, C: np.ndarray, sigma: float, mode: int):
+        return self.reduce("scatter_and_cells", C, sigma, mode)
 
     def cell_labels(self, C: np.ndarray) -> np.ndarray:
         """Each row's nearest center, for the passes of
@@ -776,18 +790,23 @@ class SparseRows(InMemoryRows):
         scatter = np.bincount(columns, share * dev * dev, minlength=d) + zeros * mean * mean
         return _moments_finish((total, mean, scatter))
 
-    def scatter(self, C: np.ndarray, sigma: float, mode: int):
+    def _dense_fold(self, name: str, *args):
+        """The pass ``name`` over dense blocks of rows (narrow data only)."""
         if self.d > DENSE_MAX:
             raise ValueError(f"no d x d scatter above {DENSE_MAX} features (Lanczos instead)")
-        return fold("scatter", self._dense_blocks(), self.w, C, sigma, mode)
+        return fold(name, self._dense_blocks(), self.w, *args)
+
+    def scatter(self, C: np.ndarray, sigma: float, mode: int):
+        return self._dense_fold("scatter", C, sigma, mode)
+
+    def scatter_and_cells(self, C: np.ndarray, sigma: float, mode: int):
+        return self._dense_fold("scatter_and_cells", C, sigma, mode)
 
     def cell_summary(self, C: np.ndarray, scatter: bool) -> CellSummary:
         """With the scatter, over dense blocks of rows (as :meth:`scatter`)."""
         if not scatter:
             return super().cell_summary(C, False)
-        if self.d > DENSE_MAX:
-            raise ValueError(f"no d x d scatter above {DENSE_MAX} features (Lanczos instead)")
-        return CellSummary.of(fold("cell_summary", self._dense_blocks(), self.w, C, True))
+        return CellSummary.of(self._dense_fold("cell_summary", C, True))
 
     def batch(self, m: int, rng: np.random.Generator):
         index = np.sort(rng.integers(0, self.n, int(m)))

@@ -23,7 +23,7 @@ from functools import partial
 import numpy as np
 
 from . import _kernels as K
-from ._axes import forms_scatter, largest_variance, principal, spreads
+from ._axes import forms_scatter, largest_variance, principal, spreads_and_cells
 from ._backend import open_rows
 from ._deprecation import keyword_only, renamed, warn
 from ._rows import Rows
@@ -536,9 +536,9 @@ def candidates(
     chosen = np.flatnonzero(active)
     A = np.ascontiguousarray(C[chosen])
     if forms_scatter(rows):
-        # eigenvalues for all, eigenvectors only for the centers that split
-        _, spread, axes_of = spreads(rows, A, sigma, mode)
-        mass, cell_spread, _ = spreads(rows, A, 0.0, K.HARD)
+        # one pass for both scatters; eigenvalues for all, eigenvectors only
+        # for the centers that split
+        (_, spread, axes_of), (mass, cell_spread, _) = spreads_and_cells(rows, A, sigma, mode)
     else:  # Lanczos: the soft and hard scatter's iterations share their passes
         (_, spread, axes), (mass, cell_spread, _) = principal(
             rows, A, sigma, mode, cells=True, rtol=SPLIT_RTOL

@@ -381,6 +381,44 @@ def test_center_scatter(shape, assignment, dtype):
     np.testing.assert_allclose(A, A_ref, rtol=0, atol=10 * rtol * (np.abs(A_ref).max() + 1))
 
 
+@pytest.mark.parametrize("assignment", ["softmax", "entmax15"])
+def test_center_scatter_of_cold_rows_mostly_one_hot(assignment, dtype):
+    # Blobs at cold temperatures: most entmax15 rows are one-hot (summed in
+    # BLAS products, grouped by center, 8 rows or more a center in a
+    # chunk), those between blobs soft; softmax rows never exactly so.
+    rng = np.random.default_rng(3)
+    means = rng.normal(scale=2.0, size=(9, 5))
+    X = (means[rng.integers(9, size=1301)] + rng.normal(size=(1301, 5))).astype(dtype)
+    C = (means + 0.1 * rng.normal(size=means.shape)).astype(dtype)
+    w = rng.uniform(0.5, 2.0, X.shape[0])
+    mode = {"softmax": K.SOFTMAX, "entmax15": K.ENTMAX15}[assignment]
+    chosen = np.array([7, 0, 3, 8])
+    for sigma in (4.0, 1.0):
+        N, A = K.center_scatter(X, C, w, sigma, mode, chosen)
+        N_ref, A_ref = naive.center_scatter(X, C, sigma, assignment, chosen, w)
+        rtol = tolerance(dtype)
+        np.testing.assert_allclose(N, N_ref, rtol=0, atol=10 * rtol * w.sum())
+        np.testing.assert_allclose(A, A_ref, rtol=0, atol=10 * rtol * (np.abs(A_ref).max() + 1))
+    if assignment == "entmax15":  # the grouped path ran, and the row-by-row one too
+        R = fk.responsibilities(X, C, 1.0, assignment)
+        assert 0.5 < (R.max(axis=1) == 1.0).mean() < 1.0
+
+
+@pytest.mark.parametrize("shape", SHAPES[:-2])
+@pytest.mark.parametrize("assignment", ["softmax", "entmax15"])
+def test_scatter_and_cells_is_both_scatters_in_one_pass(shape, assignment, dtype):
+    X, C, w = make_problem(*shape, dtype=dtype, seed=14)
+    mode = {"softmax": K.SOFTMAX, "entmax15": K.ENTMAX15}[assignment]
+    every = np.arange(C.shape[0])
+    rtol = tolerance(dtype)
+    for sigma in (0.7, 0.05):
+        found = K.scatter_and_cells(X, C, w, sigma, mode)
+        soft = naive.center_scatter(X, C, sigma, assignment, every, w)
+        cells = naive.center_scatter(X, C, 0.0, "hard", every, w)
+        for got, ref in zip(found, (*soft, *cells), strict=True):
+            np.testing.assert_allclose(got, ref, rtol=0, atol=10 * rtol * (np.abs(ref).max() + 1))
+
+
 @pytest.mark.parametrize("shape", SHAPES)
 @pytest.mark.parametrize("assignment", ["hard", "softmax", "entmax15"])
 def test_scatter_apply(shape, assignment, dtype):

@@ -21,6 +21,7 @@ PASSES = {
     "moments": lambda rows, C: rows.moments(),
     "stats": lambda rows, C: rows.stats(C, 0.7, K.ENTMAX15),
     "scatter": lambda rows, C: rows.scatter(C, 0.7, K.SOFTMAX),
+    "scatter_and_cells": lambda rows, C: rows.scatter_and_cells(C, 0.7, K.ENTMAX15),
     "principal": lambda rows, C: principal(rows, C, 0.7, K.ENTMAX15)[:2],  # axes: up to sign
     "largest_variance": lambda rows, C: largest_variance(rows, rows.moments()),
     "removal_costs": lambda rows, C: rows.removal_costs(C),

@@ -191,6 +191,10 @@ center_scatter = _entry(
     ),
     scatter.center_scatter,
 )
+scatter_and_cells = _entry(
+    lambda X, C, w, sigma, mode: (X.shape[0], C.shape[0] * (X.shape[1] + 1 + 2 * X.shape[1] ** 2)),
+    scatter.scatter_and_cells,
+)
 scatter_apply = _entry(
     lambda X, C, w, sigma, mode, chosen, hard, V, labels: (
         X.shape[0],
@@ -272,6 +276,7 @@ __all__ = [
     "removal_costs",
     "responsibilities",
     "row_block",
+    "scatter_and_cells",
     "scatter_apply",
     "seeding_norms",
     "softmax_backward",

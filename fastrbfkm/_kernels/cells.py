@@ -95,20 +95,23 @@ def cell_summary(X, C, w, scatter):
 @njit(cache=True)
 def _scatter_cells(X, w, C, labels, start, A, diff):
     """Add to ``A`` the scatter of the rows ``start + s`` around their
-    centers ``labels[s]``: the rows grouped by cell (a counting sort, in row
-    order within a cell), each cell's in BLAS products."""
+    centers ``labels[s]`` (rows labelled -1 are left out): the rows grouped
+    by cell (a counting sort, in row order within a cell), each cell's in
+    BLAS products."""
     k = C.shape[0]
     first = np.zeros(k + 1, dtype=np.int64)
     for s in range(labels.shape[0]):
-        first[labels[s] + 1] += 1
+        if labels[s] >= 0:
+            first[labels[s] + 1] += 1
     for j in range(k):
         first[j + 1] += first[j]
-    order = np.empty(labels.shape[0], dtype=np.int64)
+    order = np.empty(first[k], dtype=np.int64)
     filled = first[:k].copy()
     for s in range(labels.shape[0]):
         j = labels[s]
-        order[filled[j]] = start + s
-        filled[j] += 1
+        if j >= 0:
+            order[filled[j]] = start + s
+            filled[j] += 1
     D, Dw, G = cell_buffers(X)
     for j in range(k):
         if first[j + 1] > first[j]:

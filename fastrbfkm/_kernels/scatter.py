@@ -19,6 +19,7 @@ import numpy as np
 from numba import njit, prange
 
 from .assignment import HARD, SOFTMAX, assign_block, load_gaps, row_argmin, soft_buffers
+from .cells import _scatter_cells
 from .chunks import chunk_bounds, n_chunks
 from .layout import (
     centers_for,
@@ -41,21 +42,47 @@ def _add_scatter(X, i, C, j, wi, rj, mode, N, g, A, diff):
     scatter_row(X, i, C, j, coef, A[g], diff)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True)
 def center_scatter(X, C, w, sigma, mode, chosen):
     """``(N, A)`` for the centers ``C[chosen]`` (distinct), with responsibilities over all of C
     (dense X only: CSR rows are wide, and take :func:`scatter_apply`).
 
     ``N`` is ``(m,)`` and ``A`` is ``(m, d, d)``, float64. ``w`` of length 0
-    means unit weights.
+    means unit weights. A row whose responsibilities are one-hot (every
+    row at ``mode = HARD``; an entmax15 row with a single center in its
+    support) adds ``w_i (x_i - c_j)(x_i - c_j)^T`` to its center's matrix
+    with the chunk's other such rows, grouped by center, in BLAS products
+    (:func:`~.cells._scatter_cells`); a soft row adds its terms one center
+    at a time. Cold annealing passes are then mostly matrix products.
     """
+    N, A, _, _ = _scatters(X, C, w, sigma, mode, chosen, False)
+    return N, A
+
+
+@njit(cache=True)
+def scatter_and_cells(X, C, w, sigma, mode):
+    """``(N, A, N_cells, A_cells)`` for every center in one pass:
+    :func:`center_scatter` at ``sigma`` and at ``mode = HARD`` (the scatter
+    of each center's Voronoi cell), the rows' distances formed once. A row
+    one-hot at ``sigma`` adds the same terms to both (the annealing's split
+    candidates read both, at temperatures where most rows are one-hot)."""
+    return _scatters(X, C, w, sigma, mode, np.arange(C.shape[0]), True)
+
+
+@njit(cache=True, parallel=True)
+def _scatters(X, C, w, sigma, mode, chosen, cells):
+    """:func:`center_scatter`'s ``(N, A)`` and, with ``cells``, the same at
+    ``mode = HARD`` (else empty)."""
     n, d = dims(X)
     k = C.shape[0]
     m = chosen.shape[0]
+    mc = m if cells else 0
     mu, Ct, cnorm = centers_for(X, C)
-    chunks = n_chunks(n, m * (d * d + 1))
+    chunks = n_chunks(n, (m + mc) * (d * d + 1))
     N_part = np.zeros((chunks, m))
     A_part = np.zeros((chunks, m, d, d))
+    Nh_part = np.zeros((chunks, mc))
+    Ah_part = np.zeros((chunks, mc, d, d))
     step = rows_per_block(X)
     hard = mode == HARD or sigma == 0.0
     # Hard rows have one responsibility, 1 at their nearest center: the
@@ -64,6 +91,7 @@ def center_scatter(X, C, w, sigma, mode, chosen):
     position = np.full(k, -1, dtype=np.int64)
     for g in range(m - 1, -1, -1):
         position[chosen[g]] = g
+    Cg = np.ascontiguousarray(C[chosen])  # the chosen centers, by position
     for c in prange(chunks):
         start, stop = chunk_bounds(n, chunks, c)
         xbuf, D = distance_buffers(X, k)
@@ -71,6 +99,8 @@ def center_scatter(X, C, w, sigma, mode, chosen):
         Nc = N_part[c]
         Ac = A_part[c]
         E, R, work, emin, arg, F = soft_buffers(0 if hard else k, step)
+        one_hot = np.full(stop - start, -1, dtype=np.int32)  # its center's position
+        soft_cell = np.full(stop - start if cells else 0, -1, dtype=np.int32)
         for b in range(start, stop, step):
             e = min(stop, b + step)
             sqdist_rows(X, b, e, mu, Ct, cnorm, xbuf, D)
@@ -81,19 +111,36 @@ def center_scatter(X, C, w, sigma, mode, chosen):
                 wi = w[i] if w.shape[0] else 1.0
                 if hard:
                     g = position[row_argmin(D[i - b])[1]]
-                    if g >= 0:
-                        _add_scatter(X, i, C, chosen[g], wi, 1.0, mode, Nc, g, Ac, diff)
+                elif R[i - b, arg[i - b]] == 1.0:  # a one-hot soft row
+                    g = position[arg[i - b]]
+                else:
+                    for g in range(m):
+                        rj = R[i - b, chosen[g]]
+                        if rj != 0.0:
+                            _add_scatter(X, i, C, chosen[g], wi, rj, mode, Nc, g, Ac, diff)
+                    if cells and position[arg[i - b]] >= 0:
+                        Nh_part[c, position[arg[i - b]]] += wi
+                        soft_cell[i - start] = position[arg[i - b]]
                     continue
-                for g in range(m):
-                    rj = R[i - b, chosen[g]]
-                    if rj != 0.0:
-                        _add_scatter(X, i, C, chosen[g], wi, rj, mode, Nc, g, Ac, diff)
+                if g >= 0:
+                    Nc[g] += wi
+                    one_hot[i - start] = g
+                    if cells:
+                        Nh_part[c, g] += wi
+        _scatter_cells(X, w, Cg, one_hot, start, Ac, diff)
+        if cells:
+            _scatter_cells(X, w, Cg, one_hot, start, Ah_part[c], diff)
+            _scatter_cells(X, w, Cg, soft_cell, start, Ah_part[c], diff)
     N = np.zeros(m)
     A = np.zeros((m, d, d))
+    Nh = np.zeros(mc)
+    Ah = np.zeros((mc, d, d))
     for c in range(chunks):
         N += N_part[c]
         A += A_part[c]
-    return N, A
+        Nh += Nh_part[c]
+        Ah += Ah_part[c]
+    return N, A, Nh, Ah
 
 
 @njit(cache=True, parallel=True)
