@@ -93,7 +93,10 @@ def __dir__() -> list[str]:
     return sorted(set(__all__) | set(_SUBMODULES))
 
 
-__version__ = "0.1.0"
+#: The release this source will be: the development of 0.2, whose renames
+#: (:mod:`fastrbfkm._deprecation`) keep the old spellings until 0.3. The one
+#: source of the version: pyproject.toml and the documentation read it here.
+__version__ = "0.2.0.dev0"
 
 __all__ = [
     "AnnealPath",

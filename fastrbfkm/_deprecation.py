@@ -1,8 +1,10 @@
 """Old spellings of the public API, kept working for one release with a
 ``FutureWarning`` that says what to write instead.
 
-The names of the three APIs (functional, estimators, PyTorch layer) were
-made one set in 0.2 (``docs/conventions.md``, "Names and errors"):
+The names of the public API (functional, estimators, ``phase_diagram``,
+PyTorch layer, command line) were made one set in 0.2 (``docs/conventions.md``,
+"Names and errors"); the old spellings stop working in the release after
+the one this source is (:data:`REMOVED_IN`, from ``fastrbfkm.__version__``):
 
 - :func:`keyword_only` lets a function whose trailing parameters became
   keyword-only still take them by position, with a warning;
@@ -21,10 +23,20 @@ import warnings
 from collections.abc import Callable
 from typing import TypeVar
 
+from . import __version__
+
 F = TypeVar("F", bound=Callable)
 
-#: The release in which the old spellings stop working.
-REMOVED_IN = "0.3"
+def removal_release(version: str) -> str:
+    """The release after the one ``version`` is or leads to: the next minor
+    (``"0.2.0.dev0"`` and ``"0.2.1"`` give ``"0.3"``)."""
+    major, minor = version.split(".")[:2]
+    return f"{major}.{int(minor) + 1}"
+
+
+#: The release in which the old spellings stop working: the one after
+#: ``fastrbfkm.__version__`` (the renames were made in its development).
+REMOVED_IN = removal_release(__version__)
 
 
 def caller_level(inside: tuple[str, ...] = ("fastrbfkm",)) -> int:
@@ -130,3 +142,4 @@ def renamed_value(name: str, value, old_to_new: dict[str, str], where: str):
         f"in {REMOVED_IN}."
     )
     return new
+

@@ -181,3 +181,26 @@ def test_the_layers_old_backend_names_warn_and_give_the_same_result(function):
     assert grad.requires_grad
     with pytest.raises(ValueError, match="backend"):
         call(Z, Ct, 1.0, "softmax", backend="gpu")
+
+
+def test_the_version_is_one_and_the_removals_come_in_the_next_release():
+    """``__version__`` is the one source (pyproject.toml reads it) and the old
+    spellings' release of removal is the one after it."""
+    import re
+    from pathlib import Path
+
+    tomllib = pytest.importorskip("tomllib")  # Python >= 3.11
+
+    from fastrbfkm import _deprecation
+
+    project = tomllib.loads(
+        (Path(__file__).resolve().parents[1] / "pyproject.toml").read_text(encoding="utf-8")
+    )
+    assert "version" not in project["project"] and "version" in project["project"]["dynamic"]
+    assert project["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "fastrbfkm.__version__"}
+    major, minor = (int(p) for p in re.match(r"(\d+)\.(\d+)\.", fk.__version__).groups())
+    assert _deprecation.REMOVED_IN == f"{major}.{minor + 1}"
+    assert _deprecation.removal_release("0.2.1") == "0.3"
+    with pytest.warns(FutureWarning, match=f"stops working in {_deprecation.REMOVED_IN}"):
+        fk.anneal(X, C0=MEAN, sigmas=SIGMAS, random_state=0)
+
