@@ -204,3 +204,15 @@ def test_the_version_is_one_and_the_removals_come_in_the_next_release():
     with pytest.warns(FutureWarning, match=f"stops working in {_deprecation.REMOVED_IN}"):
         fk.anneal(X, C0=MEAN, sigmas=SIGMAS, random_state=0)
 
+
+def test_phase_diagram_takes_sample_size_as_the_old_name_of_anneal_size():
+    """``anneal_size`` is ``RBFKMeans``'s name for the rows annealed; the
+    phase diagram called it ``sample_size`` before 0.2."""
+    want = fk.phase_diagram(X, 4, anneal_size=150, random_state=0)
+    with pytest.warns(FutureWarning, match="'sample_size' is now called 'anneal_size'") as record:
+        got = fk.phase_diagram(X, 4, sample_size=150, random_state=0)
+    assert record[0].filename == __file__
+    np.testing.assert_array_equal(got.sigmas, want.sigmas)
+    np.testing.assert_array_equal(got.centers, want.centers)
+    with pytest.raises(TypeError, match="both"):
+        fk.phase_diagram(X, 4, sample_size=150, anneal_size=150)

@@ -112,7 +112,7 @@ def test_splits_record_predicted_and_observed_critical_temperatures(diagram):
 @pytest.mark.parametrize("kind", ["float32", "csr", "memmap", "dask", "sample"])
 def test_every_input_kind_gives_the_same_count(kind, tmp_path):
     X = blobs()
-    sample_size = "auto"
+    anneal_size = "auto"
     if kind == "float32":
         X = X.astype(np.float32)
     elif kind == "csr":
@@ -123,8 +123,8 @@ def test_every_input_kind_gives_the_same_count(kind, tmp_path):
     elif kind == "dask":
         X = da.from_array(X, chunks=(100, 3))
     else:
-        X, sample_size = blobs(n_per=400), 600  # annealed on a sample of 600 rows
-    found = phase_diagram(X, max_clusters=7, sample_size=sample_size, random_state=0)
+        X, anneal_size = blobs(n_per=400), 600  # annealed on a sample of 600 rows
+    found = phase_diagram(X, max_clusters=7, anneal_size=anneal_size, random_state=0)
     assert found.n_clusters_ == 3
 
 
@@ -153,8 +153,8 @@ def test_sample_weight_and_seeds():
         (dict(cooling=1.0), ValueError, "cooling"),
         (dict(max_iter=0), ValueError, "max_iter"),
         (dict(tol=-1.0), ValueError, "tol"),
-        (dict(sample_size=1), ValueError, "sample_size"),
-        (dict(sample_size="all"), TypeError, "sample_size"),
+        (dict(anneal_size=1), ValueError, "anneal_size"),
+        (dict(anneal_size="all"), TypeError, "anneal_size"),
     ],
 )
 def test_bad_parameters_are_named(kwargs, error, name):
