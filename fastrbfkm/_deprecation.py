@@ -11,7 +11,10 @@ the one this source is (:data:`REMOVED_IN`, from ``fastrbfkm.__version__``):
 - :func:`renamed` lets a function take a parameter under its old name, with
   a warning (both names at once is a ``TypeError``, as Python's own);
 - :func:`renamed_value` lets a parameter take one of its old values, with a
-  warning that names the new one.
+  warning that names the new one;
+- :func:`renamed_option` is the warning for an old option of the command
+  line (``fit --k``, now ``--n-clusters``), which ``fastrbfkm.__main__`` still
+  takes, hidden from ``--help``.
 """
 
 from __future__ import annotations
@@ -143,3 +146,11 @@ def renamed_value(name: str, value, old_to_new: dict[str, str], where: str):
     )
     return new
 
+
+def renamed_option(command: str, old: str, new: str) -> None:
+    """A ``FutureWarning`` for the command line's old option ``old`` of
+    ``command`` (``"fit"``), now called ``new``."""
+    warn(
+        f"fastrbfkm {command}: the option {old} is now called {new}; {old} stops working "
+        f"in {REMOVED_IN}."
+    )
