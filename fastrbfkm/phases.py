@@ -20,7 +20,7 @@ from scipy.cluster.hierarchy import fcluster, linkage
 
 from ._axes import largest_variance
 from ._backend import open_rows
-from ._deprecation import renamed
+from ._deprecation import REMOVED_IN, renamed, warn
 from ._rows import Rows, annealing_sample
 from ._threads import one_blas_thread
 from ._tunables import ANNEAL_ROWS_MAX, ANNEAL_ROWS_MIN, ANNEAL_ROWS_PER_CENTER
@@ -96,8 +96,8 @@ class Split(NamedTuple):
 @dataclass
 class PhaseDiagram:
     """The record of :func:`phase_diagram`: per temperature visited, the
-    number of distinct clusters, the free energy and the inertia; the
-    splits, and the tree they grow.
+    number of distinct clusters, the objective (the free energy) and the
+    inertia; the splits, and the tree they grow.
 
     Attributes
     ----------
@@ -109,8 +109,11 @@ class PhaseDiagram:
         Distinct centers taking part in the annealing (never fewer than
         ``n_clusters``: centers that have just split are still within the
         temperature's resolution of each other).
-    free_energy : ndarray of shape (T,)
-        The free energy ``F_sigma`` of the distinct centers.
+    objective : ndarray of shape (T,)
+        The objective, the free energy ``F_sigma`` (:func:`fastrbfkm.objective`),
+        of the distinct centers, as :class:`~fastrbfkm.AnnealPath`'s
+        ``objective``. (Called ``free_energy`` before 0.2; that name still
+        works, with a ``FutureWarning``.)
     inertia : ndarray of shape (T,)
         The K-Means inertia at those centers.
     centers : ndarray of shape (T, max_clusters, n_features)
@@ -144,7 +147,7 @@ class PhaseDiagram:
     sigmas: np.ndarray
     n_clusters: np.ndarray
     n_active: np.ndarray
-    free_energy: np.ndarray
+    objective: np.ndarray
     inertia: np.ndarray
     centers: np.ndarray
     splits: list
@@ -157,6 +160,15 @@ class PhaseDiagram:
 
     def __len__(self) -> int:
         return len(self.sigmas)
+
+    @property
+    def free_energy(self) -> np.ndarray:
+        """The old name of ``objective`` (before 0.2), with a ``FutureWarning``."""
+        warn(
+            f"PhaseDiagram.free_energy is now called PhaseDiagram.objective; free_energy "
+            f"stops working in {REMOVED_IN}."
+        )
+        return self.objective
 
     def labels_of_centers(self, n_clusters: int) -> np.ndarray:
         """Which of ``n_clusters`` branches of the split tree every leaf
@@ -349,7 +361,7 @@ def diagram_of_rows(
         sigmas=path.sigmas,
         n_clusters=n_clusters,
         n_active=path.n_active,
-        free_energy=path.objective,
+        objective=path.objective,
         inertia=path.inertia,
         centers=path.centers,
         splits=splits,

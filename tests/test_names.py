@@ -2,6 +2,7 @@
 PyTorch layer (docs/conventions.md, "Names and errors"), and the old
 spellings, which keep working for one release with a FutureWarning."""
 
+import dataclasses
 import inspect
 import warnings
 
@@ -216,3 +217,13 @@ def test_phase_diagram_takes_sample_size_as_the_old_name_of_anneal_size():
     np.testing.assert_array_equal(got.centers, want.centers)
     with pytest.raises(TypeError, match="both"):
         fk.phase_diagram(X, 4, sample_size=150, anneal_size=150)
+
+
+def test_the_phase_diagrams_free_energy_is_its_objective():
+    """``PhaseDiagram.objective``, as ``AnnealPath.objective`` and
+    ``fastrbfkm.objective``; ``free_energy`` before 0.2."""
+    diagram = fk.phase_diagram(X, 4, anneal_size=150, random_state=0)
+    with pytest.warns(FutureWarning, match="free_energy is now called PhaseDiagram.objective"):
+        old = diagram.free_energy
+    assert old is diagram.objective
+    assert "free_energy" not in {f.name for f in dataclasses.fields(fk.PhaseDiagram)}

@@ -70,7 +70,7 @@ def test_three_blobs_give_three(diagram):
     assert diagram.centers.shape == (T, 7, 3)
     assert np.all(diagram.n_clusters <= diagram.n_active)
     assert diagram.n_clusters[0] == 1 and diagram.n_clusters[-1] == 7
-    assert np.all(np.isfinite(diagram.free_energy)) and np.all(diagram.inertia > 0)
+    assert np.all(np.isfinite(diagram.objective)) and np.all(diagram.inertia > 0)
     # the count is non-decreasing as the temperature falls, but for noise
     # near the end (a split can momentarily look like two clusters)
     assert np.all(np.diff(diagram.n_clusters[diagram.n_clusters <= 3]) >= 0)
@@ -208,7 +208,7 @@ def test_the_plots_draw_the_counts_the_splits_and_the_tree(diagram):
     np.testing.assert_array_equal(steps.get_ydata(), diagram.n_clusters)
     dots = next(line for line in ax.lines if line.get_label() == "split (observed)")
     np.testing.assert_allclose(dots.get_xdata(), [s.observed for s in diagram.splits])
-    np.testing.assert_array_equal(ax.right_ax.lines[0].get_ydata(), diagram.free_energy)
+    np.testing.assert_array_equal(ax.right_ax.lines[0].get_ydata(), diagram.objective)
     assert plot_split_tree(diagram, ax=right) is right
     assert sorted(int(t.get_text()) for t in right.get_xticklabels()) == list(range(7))
     plt.close(fig)
