@@ -111,6 +111,9 @@ def renamed(**old_to_new: str) -> Callable[[F], F]:
     ``old`` too (``renamed(C0="C")``), with a ``FutureWarning``."""
 
     def decorate(function: F) -> F:
+        # a method by its class too (``Settings()``, not ``__init__()``)
+        where = function.__qualname__.removesuffix(".__init__")
+
         @functools.wraps(function)
         def wrapper(*args, **kwargs):
             for old, new in old_to_new.items():
@@ -118,11 +121,11 @@ def renamed(**old_to_new: str) -> Callable[[F], F]:
                     continue
                 if new in kwargs:
                     raise TypeError(
-                        f"{function.__name__}() got both {old!r} and {new!r}; "
+                        f"{where}() got both {old!r} and {new!r}; "
                         f"{old!r} is the old name of {new!r}"
                     )
                 warn(
-                    f"{function.__name__}(): the parameter {old!r} is now called {new!r}; "
+                    f"{where}(): the parameter {old!r} is now called {new!r}; "
                     f"{old!r} stops working in {REMOVED_IN}."
                 )
                 kwargs[new] = kwargs.pop(old)

@@ -247,6 +247,7 @@ def entry_points() -> dict[str, dict[str, object]]:
     ``cli fit``, their options' names with underscores)."""
     from fastrbfkm import datasets
     from fastrbfkm.__main__ import RENAMED_DEFAULTS, build_parser
+    from fastrbfkm.paper import Settings
 
     def parameters(function) -> dict[str, object]:
         return {
@@ -266,6 +267,7 @@ def entry_points() -> dict[str, dict[str, object]]:
                 found[f"{name}.{method}"] = parameters(getattr(thing, method))
     for name in ("make_blobs", "make_moons", "make_spiral", "make_circles"):
         found[f"datasets.{name}"] = parameters(getattr(datasets, name))
+    found["paper.Settings"] = parameters(Settings)
     try:
         import torch  # noqa: F401
     except ImportError:
@@ -335,10 +337,11 @@ LAYER_FUNCTIONS = ["torch.rbf_kmeans_loss", "torch.responsibilities"]
 CONCEPTS = {
     "n_clusters": (
         ["RBFKMeans", "MiniBatchRBFKMeans", "critical_temperature", "kmeans_plusplus",
-         "RBFKMeansLayer", "cli fit", "cli demo"],
+         "RBFKMeansLayer", "cli fit", "cli demo", "paper.Settings"],
         8,
         {"critical_temperature": REQUIRED, "kmeans_plusplus": REQUIRED,
-         "RBFKMeansLayer": REQUIRED, "cli fit": None},  # None: required on the command line
+         "RBFKMeansLayer": REQUIRED, "cli fit": None,  # None: required on the command line
+         "paper.Settings": 4},
     ),
     "max_clusters": (["RBFKMeans", "phase_diagram", "cli fit"], None, {"phase_diagram": 10}),
     "assignment": (
@@ -357,9 +360,11 @@ CONCEPTS = {
     "random_state": (
         ["RBFKMeans", "MiniBatchRBFKMeans", "anneal", "kmeans_plusplus", "phase_diagram",
          "RBFKMeansLayer.init_from", "cli fit", "cli demo", "datasets.make_blobs",
-         "datasets.make_moons", "datasets.make_spiral", "datasets.make_circles"],
+         "datasets.make_moons", "datasets.make_spiral", "datasets.make_circles",
+         "paper.Settings"],
         None,
-        {"anneal": "warn", "cli fit": 0, "cli demo": 0},  # anneal: 0 until 0.3, with a warning
+        # anneal: 0 until 0.3, with a warning; the command line and the paper: reproducible
+        {"anneal": "warn", "cli fit": 0, "cli demo": 0, "paper.Settings": 0},
     ),
     "backend": (
         ["squared_distances", "softmax", "entmax15", *FUNCTIONAL_XC, "anneal", "RBFKMeans",
@@ -454,3 +459,13 @@ def test_the_docs_table_names_every_concept_and_old_name():
                      ("sample_size", "anneal_size"), ("free_energy", "objective"),
                      ("--k", "n_clusters"), ("--seed", "random_state")]:  # fmt: skip
         assert f"`{old}`" in rows[new], (old, new)
+
+
+def test_the_papers_settings_take_seed_as_the_old_name_of_random_state():
+    from fastrbfkm.paper import Settings
+
+    with pytest.warns(FutureWarning, match="'seed' is now called 'random_state'") as record:
+        settings = Settings(seed=3)
+    assert record[0].filename == __file__ and settings == Settings(random_state=3)
+    with pytest.warns(FutureWarning, match="Settings.seed is now called Settings.random_state"):
+        assert settings.seed == 3
