@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 # loaded with the package: under an address-space limit nothing may be left to load it with
 from ._memory import import_failure, loading_failure
+from ._version import VERSION
 
 #: Where each public name lives. They are imported at first use, so
 #: that ``import fastrbfkm`` and ``python -m fastrbfkm --help`` do not load
@@ -93,10 +94,8 @@ def __dir__() -> list[str]:
     return sorted(set(__all__) | set(_SUBMODULES))
 
 
-#: The release this source will be: the development of 0.2, whose renames
-#: (:mod:`fastrbfkm._deprecation`) keep the old spellings until 0.3. The one
-#: source of the version: pyproject.toml and the documentation read it here.
-__version__ = "0.2.0.dev0"
+#: The release this source will be (:mod:`fastrbfkm._version`, its one source).
+__version__ = VERSION
 
 __all__ = [
     "AnnealPath",

@@ -4,7 +4,7 @@
 The names of the public API (functional, estimators, ``phase_diagram``,
 PyTorch layer, command line) were made one set in 0.2 (``docs/conventions.md``,
 "Names and errors"); the old spellings stop working in the release after
-the one this source is (:data:`REMOVED_IN`, from ``fastrbfkm.__version__``):
+the one this source is (:data:`REMOVED_IN`, from :mod:`fastrbfkm._version`):
 
 - :func:`keyword_only` lets a function whose trailing parameters became
   keyword-only still take them by position, with a warning;
@@ -26,7 +26,7 @@ import warnings
 from collections.abc import Callable
 from typing import TypeVar
 
-from . import __version__
+from ._version import VERSION
 
 F = TypeVar("F", bound=Callable)
 
@@ -39,7 +39,7 @@ def removal_release(version: str) -> str:
 
 #: The release in which the old spellings stop working: the one after
 #: ``fastrbfkm.__version__`` (the renames were made in its development).
-REMOVED_IN = removal_release(__version__)
+REMOVED_IN = removal_release(VERSION)
 
 
 def caller_level(inside: tuple[str, ...] = ("fastrbfkm",)) -> int:

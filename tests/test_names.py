@@ -195,13 +195,16 @@ def test_the_version_is_one_and_the_removals_come_in_the_next_release():
 
     tomllib = pytest.importorskip("tomllib")  # Python >= 3.11
 
-    from fastrbfkm import _deprecation
+    from fastrbfkm import _deprecation, _version
 
     project = tomllib.loads(
         (Path(__file__).resolve().parents[1] / "pyproject.toml").read_text(encoding="utf-8")
     )
     assert "version" not in project["project"] and "version" in project["project"]["dynamic"]
-    assert project["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "fastrbfkm.__version__"}
+    assert project["tool"]["setuptools"]["dynamic"]["version"] == {
+        "attr": "fastrbfkm._version.VERSION"
+    }
+    assert fk.__version__ == _version.VERSION
     major, minor = (int(p) for p in re.match(r"(\d+)\.(\d+)\.", fk.__version__).groups())
     assert _deprecation.REMOVED_IN == f"{major}.{minor + 1}"
     assert _deprecation.removal_release("0.2.1") == "0.3"
