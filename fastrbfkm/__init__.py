@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING
 
 # loaded with the package: under an address-space limit nothing may be left to load it with
 from ._memory import import_failure, loading_failure
-from ._version import VERSION
+
+# the release this source will be (fastrbfkm/_version.py, its one source)
+from ._version import VERSION as __version__
 
 #: Where each public name lives. They are imported at first use, so
 #: that ``import fastrbfkm`` and ``python -m fastrbfkm --help`` do not load
@@ -93,9 +95,6 @@ def __dir__() -> list[str]:
     user's tab completion should see them (not the helpers imported here)."""
     return sorted(set(__all__) | set(_SUBMODULES))
 
-
-#: The release this source will be (:mod:`fastrbfkm._version`, its one source).
-__version__ = VERSION
 
 __all__ = [
     "AnnealPath",
