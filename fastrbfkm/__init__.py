@@ -15,6 +15,9 @@ from typing import TYPE_CHECKING
 # loaded with the package: under an address-space limit nothing may be left to load it with
 from ._memory import import_failure, loading_failure
 
+# the release this source will be (fastrbfkm/_version.py, its one source)
+from ._version import VERSION as __version__
+
 #: Where each public name lives. They are imported at first use, so
 #: that ``import fastrbfkm`` and ``python -m fastrbfkm --help`` do not load
 #: numba, scikit-learn and the kernels until something needs them.
@@ -92,8 +95,6 @@ def __dir__() -> list[str]:
     user's tab completion should see them (not the helpers imported here)."""
     return sorted(set(__all__) | set(_SUBMODULES))
 
-
-__version__ = "0.1.0"
 
 __all__ = [
     "AnnealPath",

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ._deprecation import renamed_option
 from ._warmup import KINDS
 
 if TYPE_CHECKING:
@@ -345,17 +346,76 @@ def parse_sigma(text: str) -> float | str:
         raise argparse.ArgumentTypeError("--sigma must be 'auto' or a number") from None
 
 
-def parse_k(text: str):
-    """``--k``: a positive integer or 'auto'."""
+def parse_n_clusters(text: str):
+    """``fit --n-clusters``: a positive integer or 'auto'."""
     if text == "auto":
         return text
     try:
         k = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError("--k must be 'auto' or a positive integer") from None
+        raise argparse.ArgumentTypeError(
+            "--n-clusters must be 'auto' or a positive integer"
+        ) from None
     if k < 1:
-        raise argparse.ArgumentTypeError("--k must be 'auto' or a positive integer")
+        raise argparse.ArgumentTypeError("--n-clusters must be 'auto' or a positive integer")
     return k
+
+
+#: The options each command took under another name before 0.2, new name by
+#: old: still taken, hidden from ``--help``, with a ``FutureWarning``
+#: (:func:`fastrbfkm._deprecation.renamed_option`).
+OLD_OPTIONS = {
+    "demo": {
+        "--n": "--n-samples",
+        "--k": "--n-clusters",
+        "--d": "--n-features",
+        "--seed": "--random-state",
+    },
+    "fit": {"--k": "--n-clusters", "--seed": "--random-state"},
+}
+
+#: The defaults of the renamed options (which are parsed without one, so
+#: that an option given under both names is caught): None is required.
+RENAMED_DEFAULTS = {
+    "demo": {"n_samples": 1_000_000, "n_clusters": 8, "n_features": 2, "random_state": 0},
+    "fit": {"n_clusters": None, "random_state": 0},
+}
+
+
+def dest(option: str) -> str:
+    """The attribute argparse stores an option in: ``--n-clusters``, ``n_clusters``."""
+    return option.lstrip("-").replace("-", "_")
+
+
+def add_renamed(parser: argparse.ArgumentParser, command: str, option: str, **kwargs) -> None:
+    """``option`` of ``command``, and its old name (:data:`OLD_OPTIONS`), hidden
+    from ``--help``, with the same ``kwargs``; neither has a default."""
+    parser.add_argument(option, default=argparse.SUPPRESS, **kwargs)
+    for old, new in OLD_OPTIONS[command].items():
+        if new == option:
+            kwargs = {**kwargs, "help": argparse.SUPPRESS}
+            kwargs.pop("metavar", None)
+            parser.add_argument(old, dest=f"old_{dest(new)}", default=argparse.SUPPRESS, **kwargs)
+
+
+def take_renamed(parser: argparse.ArgumentParser, command: str, args: argparse.Namespace) -> None:
+    """The renamed options' values in ``args`` under their new names: an old
+    name's with a ``FutureWarning``, else the default (a usage error where
+    both names, or neither of a required option's, were given)."""
+    for old, new in OLD_OPTIONS[command].items():
+        if not hasattr(args, f"old_{dest(new)}"):
+            continue
+        value = getattr(args, f"old_{dest(new)}")
+        delattr(args, f"old_{dest(new)}")
+        if hasattr(args, dest(new)):
+            parser.error(f"{old} is the old name of {new}: give {new} only")
+        renamed_option(command, old, new)
+        setattr(args, dest(new), value)
+    for name, default in RENAMED_DEFAULTS[command].items():
+        if not hasattr(args, name):
+            if default is None:
+                parser.error(f"the following arguments are required: --{name.replace('_', '-')}")
+            setattr(args, name, default)
 
 
 def cmd_fit(args: argparse.Namespace) -> None:
@@ -370,7 +430,7 @@ def cmd_fit(args: argparse.Namespace) -> None:
     table = read(args.data, args.header, args.delimiter, args.columns)
     X = table.X
     km = RBFKMeans(
-        args.k,
+        args.n_clusters,
         max_clusters=args.max_clusters,
         assignment=args.assignment,
         sigma=args.sigma,
@@ -378,8 +438,10 @@ def cmd_fit(args: argparse.Namespace) -> None:
         max_iter=args.max_iter,
         tol=args.tol,
         record_path=True,
-        random_state=args.seed,
+        random_state=args.random_state,
         verbose=default_verbose(args.verbose, sys.stderr),
+        backend=args.backend,
+        metric=args.metric,
     )
     start = time.perf_counter()
     # progress on stderr: stdout holds the results, for a file or a pipe
@@ -390,12 +452,12 @@ def cmd_fit(args: argparse.Namespace) -> None:
         except (ValueError, TypeError) as exc:  # about this file's data
             raise type(exc)(f"{args.data}: {exc}") from None
     elapsed = time.perf_counter() - start
-    k = args.k
+    k = args.n_clusters
     if k == "auto":
         most = km.phase_diagram_.max_clusters
         k = f"{km.n_clusters_} (auto: the count that lasted longest, annealing up to {most})"
     print(
-        f"fastrbfkm fit: {X.shape[0]} points, {X.shape[1]} features, k={k}, "
+        f"fastrbfkm fit: {X.shape[0]} points, {X.shape[1]} features, n_clusters={k}, "
         f"assignment={args.assignment}, sigma={args.sigma}"
     )
     if streamed:
@@ -417,18 +479,19 @@ def cmd_demo(args: argparse.Namespace) -> None:
     from .estimator import RBFKMeans
 
     X, y = make_blobs(
-        args.n,
-        centers=args.k,
-        n_features=args.d,
+        args.n_samples,
+        centers=args.n_clusters,
+        n_features=args.n_features,
         cluster_std=1.0,
-        random_state=args.seed,
+        random_state=args.random_state,
         dtype=np.float32,
     )
     print(
-        f"fastrbfkm demo: {args.n} points in {args.d}-D from {args.k} Gaussian blobs "
-        f"(float32); entmax15 annealing from above the critical temperature"
+        f"fastrbfkm demo: {args.n_samples} points in {args.n_features}-D from "
+        f"{args.n_clusters} Gaussian blobs (float32); entmax15 annealing from above the "
+        "critical temperature"
     )
-    km = RBFKMeans(args.k, record_path=True, random_state=args.seed, verbose=1)
+    km = RBFKMeans(args.n_clusters, record_path=True, random_state=args.random_state, verbose=1)
     start = time.perf_counter()
     with contextlib.redirect_stdout(sys.stderr):  # progress on stderr, as fit's
         km.fit(X)
@@ -437,10 +500,11 @@ def cmd_demo(args: argparse.Namespace) -> None:
     path = km.path_
     first = int(np.argmax(path.n_active > 1))
     print(
-        f"first split  at temperature {path.sigmas[first]:.3g}: hotter, all {args.k} centers "
+        f"first split  at temperature {path.sigmas[first]:.3g}: hotter, all {args.n_clusters} "
+        "centers "
         "sat on the data's mean; then they split off one group after another as it cooled"
     )
-    truth = np.array([X[y == j].mean(axis=0) for j in range(args.k)])
+    truth = np.array([X[y == j].mean(axis=0) for j in range(args.n_clusters)])
     gaps = np.linalg.norm(truth[:, None] - km.cluster_centers_[None], axis=2).min(axis=1)
     print(
         "distance from each blob's mean to the nearest center:",
@@ -517,9 +581,8 @@ def program() -> str:
     return "fastrbfkm" if Path(sys.argv[0]).stem == "fastrbfkm" else "python -m fastrbfkm"
 
 
-def main(argv: list[str] | None = None) -> int:
-    """The command line: ``fastrbfkm COMMAND ...`` or ``python -m fastrbfkm
-    COMMAND ...``; returns the exit status."""
+def build_parser() -> tuple[OneLineParser, dict[str, OneLineParser]]:
+    """The command line's parser, and its commands' parsers by name."""
     parser = OneLineParser(prog=program(), description=DESCRIPTION)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
     demo = sub.add_parser(
@@ -529,10 +592,12 @@ def main(argv: list[str] | None = None) -> int:
         + PROGRESS
         + ".",
     )
-    demo.add_argument("--n", type=int, default=1_000_000, help="number of points")
-    demo.add_argument("--k", type=int, default=8, help="number of blobs and centers")
-    demo.add_argument("--d", type=int, default=2, help="number of features")
-    demo.add_argument("--seed", type=int, default=0, help="random seed")
+    add_renamed(demo, "demo", "--n-samples", type=int, help="number of points (default 1000000)")
+    add_renamed(
+        demo, "demo", "--n-clusters", type=int, help="number of blobs and centers (default 8)"
+    )
+    add_renamed(demo, "demo", "--n-features", type=int, help="number of features (default 2)")
+    add_renamed(demo, "demo", "--random-state", type=int, help="random seed (default 0)")
     demo.add_argument(
         "--quick", action="store_true", help="small data (20000 points, 4 blobs): seconds"
     )
@@ -555,18 +620,19 @@ def main(argv: list[str] | None = None) -> int:
         help="the columns to cluster, numbered from 1, with ranges: '2-5' leaves out an id "
         "in column 1 (default: all)",
     )
-    fit.add_argument(
-        "--k",
-        type=parse_k,
-        required=True,
+    add_renamed(
+        fit,
+        "fit",
+        "--n-clusters",
+        type=parse_n_clusters,
         help="number of clusters, or 'auto': the count that lasts longest over the "
-        "annealing's phase transitions (see --max-clusters)",
+        "annealing's phase transitions (see --max-clusters); required",
     )
     fit.add_argument(
         "--max-clusters",
         type=int,
         default=None,
-        help="with --k auto, the most clusters considered (default 10; give about twice "
+        help="with --n-clusters auto, the most clusters considered (default 10; give about twice "
         "the count you expect)",
     )
     fit.add_argument("--assignment", default="entmax15", choices=["entmax15", "softmax", "hard"])
@@ -590,7 +656,20 @@ def main(argv: list[str] | None = None) -> int:
         "column of every row as the input holds it, ids too; .npy, the clustered columns "
         "and the label",
     )
-    fit.add_argument("--seed", type=int, default=0, help="random seed")
+    add_renamed(fit, "fit", "--random-state", type=int, help="random seed (default 0)")
+    fit.add_argument(
+        "--backend",
+        default="auto",
+        choices=["auto", "cpu", "cuda"],
+        help="where the passes run, as the estimator's backend (default auto: the GPU when "
+        "one is available and n * d * k is large enough to pay for the copy, else the CPU)",
+    )
+    fit.add_argument(
+        "--metric",
+        default="euclidean",
+        choices=["euclidean", "cosine"],
+        help="cosine: spherical K-Means, the rows at unit length (default euclidean)",
+    )
     fit.add_argument(
         "--verbose",
         type=int,
@@ -623,11 +702,25 @@ def main(argv: list[str] | None = None) -> int:
         metavar="KIND",
         help="the kinds to compile (default: all): " + ", ".join(KINDS),
     )
+    return parser, {"demo": demo, "fit": fit, "paper": paper, "compile": compile_}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The command line: ``fastrbfkm COMMAND ...`` or ``python -m fastrbfkm
+    COMMAND ...``; returns the exit status."""
+    parser, commands = build_parser()
     args = parser.parse_args(argv)
+    if args.command in OLD_OPTIONS:
+        take_renamed(commands[args.command], args.command, args)
     if args.command == "demo" and args.quick:
-        args.n, args.k = 20_000, 4
-    if args.command == "demo" and (args.k < 1 or args.d < 1 or args.n < args.k):
-        parser.error("--n, --k and --d must be positive, with --n at least --k")
+        args.n_samples, args.n_clusters = 20_000, 4
+    if args.command == "demo" and (
+        args.n_clusters < 1 or args.n_features < 1 or args.n_samples < args.n_clusters
+    ):
+        parser.error(
+            "--n-samples, --n-clusters and --n-features must be positive, with --n-samples "
+            "at least --n-clusters"
+        )
     if args.command == "compile":
         unknown = [kind for kind in args.kinds if kind not in KINDS]
         if unknown:
@@ -644,8 +737,8 @@ def main(argv: list[str] | None = None) -> int:
         if not (np.isfinite(args.tol) and args.tol >= 0):
             parser.error("--tol must be a finite number >= 0")
     try:
-        commands = {"demo": cmd_demo, "fit": cmd_fit, "paper": cmd_paper, "compile": cmd_compile}
-        commands[args.command](args)
+        run = {"demo": cmd_demo, "fit": cmd_fit, "paper": cmd_paper, "compile": cmd_compile}
+        run[args.command](args)
     except (ValueError, TypeError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

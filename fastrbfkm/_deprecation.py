@@ -1,15 +1,20 @@
 """Old spellings of the public API, kept working for one release with a
 ``FutureWarning`` that says what to write instead.
 
-The names of the three APIs (functional, estimators, PyTorch layer) were
-made one set in 0.2 (``docs/conventions.md``, "Names and errors"):
+The names of the public API (functional, estimators, ``phase_diagram``,
+PyTorch layer, command line) were made one set in 0.2 (``docs/conventions.md``,
+"Names and errors"); the old spellings stop working in the release after
+the one this source is (:data:`REMOVED_IN`, from :mod:`fastrbfkm._version`):
 
 - :func:`keyword_only` lets a function whose trailing parameters became
   keyword-only still take them by position, with a warning;
 - :func:`renamed` lets a function take a parameter under its old name, with
   a warning (both names at once is a ``TypeError``, as Python's own);
 - :func:`renamed_value` lets a parameter take one of its old values, with a
-  warning that names the new one.
+  warning that names the new one;
+- :func:`renamed_option` is the warning for an old option of the command
+  line (``fit --k``, now ``--n-clusters``), which ``fastrbfkm.__main__`` still
+  takes, hidden from ``--help``.
 """
 
 from __future__ import annotations
@@ -21,10 +26,20 @@ import warnings
 from collections.abc import Callable
 from typing import TypeVar
 
+from ._version import VERSION
+
 F = TypeVar("F", bound=Callable)
 
-#: The release in which the old spellings stop working.
-REMOVED_IN = "0.3"
+def removal_release(version: str) -> str:
+    """The release after the one ``version`` is or leads to: the next minor
+    (``"0.2.0.dev0"`` and ``"0.2.1"`` give ``"0.3"``)."""
+    major, minor = version.split(".")[:2]
+    return f"{major}.{int(minor) + 1}"
+
+
+#: The release in which the old spellings stop working: the one after
+#: ``fastrbfkm.__version__`` (the renames were made in its development).
+REMOVED_IN = removal_release(VERSION)
 
 
 def caller_level(inside: tuple[str, ...] = ("fastrbfkm",)) -> int:
@@ -96,6 +111,9 @@ def renamed(**old_to_new: str) -> Callable[[F], F]:
     ``old`` too (``renamed(C0="C")``), with a ``FutureWarning``."""
 
     def decorate(function: F) -> F:
+        # a method by its class too (``Settings()``, not ``__init__()``)
+        where = function.__qualname__.removesuffix(".__init__")
+
         @functools.wraps(function)
         def wrapper(*args, **kwargs):
             for old, new in old_to_new.items():
@@ -103,11 +121,11 @@ def renamed(**old_to_new: str) -> Callable[[F], F]:
                     continue
                 if new in kwargs:
                     raise TypeError(
-                        f"{function.__name__}() got both {old!r} and {new!r}; "
+                        f"{where}() got both {old!r} and {new!r}; "
                         f"{old!r} is the old name of {new!r}"
                     )
                 warn(
-                    f"{function.__name__}(): the parameter {old!r} is now called {new!r}; "
+                    f"{where}(): the parameter {old!r} is now called {new!r}; "
                     f"{old!r} stops working in {REMOVED_IN}."
                 )
                 kwargs[new] = kwargs.pop(old)
@@ -130,3 +148,12 @@ def renamed_value(name: str, value, old_to_new: dict[str, str], where: str):
         f"in {REMOVED_IN}."
     )
     return new
+
+
+def renamed_option(command: str, old: str, new: str) -> None:
+    """A ``FutureWarning`` for the command line's old option ``old`` of
+    ``command`` (``"fit"``), now called ``new``."""
+    warn(
+        f"fastrbfkm {command}: the option {old} is now called {new}; {old} stops working "
+        f"in {REMOVED_IN}."
+    )

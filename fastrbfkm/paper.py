@@ -34,6 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ._deprecation import REMOVED_IN, renamed, warn
 from ._rows import InMemoryRows
 from ._threads import one_blas_thread
 from .annealing import AnnealPath, anneal, critical_temperature
@@ -63,7 +64,22 @@ class Settings:
     tol: float = 1e-20
     max_iter: int = 2000
     lloyd_steps: int = 20
-    seed: int = 0
+    #: Seeds the data sets, the annealing and k-means++ (``seed`` before 0.2;
+    #: ``Settings(seed=...)`` and ``settings.seed`` still work, with a
+    #: ``FutureWarning``).
+    random_state: int = 0
+
+    @property
+    def seed(self) -> int:
+        """The old name of ``random_state`` (before 0.2), with a ``FutureWarning``."""
+        warn(
+            "Settings.seed is now called Settings.random_state; seed stops working in "
+            f"{REMOVED_IN}."
+        )
+        return self.random_state
+
+
+Settings.__init__ = renamed(seed="random_state")(Settings.__init__)
 
 
 QUICK = Settings(n_samples=300, temperatures=41, decades=9.0, tol=1e-16, max_iter=400)
@@ -71,7 +87,7 @@ QUICK = Settings(n_samples=300, temperatures=41, decades=9.0, tol=1e-16, max_ite
 
 def geometries(settings: Settings) -> dict[str, np.ndarray]:
     """The four data sets, seeded, in float64."""
-    n, seed = settings.n_samples, settings.seed
+    n, seed = settings.n_samples, settings.random_state
     return {
         "blobs": make_blobs(n, centers=settings.n_clusters, cluster_std=1.0, random_state=seed)[0],
         "moons": make_moons(n, noise=0.08, random_state=seed)[0],
@@ -201,7 +217,7 @@ def run_one(name, X, assignment, settings: Settings) -> Run:
         assignment,
         max_iter=settings.max_iter,
         tol=settings.tol,
-        random_state=settings.seed,
+        random_state=settings.random_state,
     )
     w = np.empty(0)
     star = run_lloyd(InMemoryRows(X, w), path.centers[-1], 10_000, 0.0)
@@ -224,7 +240,7 @@ def run_one(name, X, assignment, settings: Settings) -> Run:
     slack = 1e-9 * np.abs(path.inertia)
     violations = int(((lower > slack) | (upper > slack)).sum())
     worst = float(max(lower.max(), upper.max()))
-    init, _ = kmeans_plusplus(X, k, random_state=settings.seed)
+    init, _ = kmeans_plusplus(X, k, random_state=settings.random_state)
     tiny = 1e-12 * float(InMemoryRows(X, w).moments().variance.sum())
     gd = gd_against_lloyd(X, init, assignment, settings.lloyd_steps, tiny)
     measured = measured_critical(X, k, assignment, sigma_c)
@@ -267,7 +283,7 @@ def write_results(runs: list[Run], out: Path, settings: Settings) -> None:
         f"Settings: n = {settings.n_samples} points per geometry, k = {settings.n_clusters}, "
         f"{settings.temperatures} temperatures from 1.25 sigma_c down {settings.decades:g} "
         f"decades, anneal tol = {settings.tol:g} (squared shift / mean variance), "
-        f"max_iter = {settings.max_iter}, seed = {settings.seed}, float64.",
+        f"max_iter = {settings.max_iter}, seed = {settings.random_state}, float64.",
         "",
         "## Convergence of the annealed centers to the K-Means fixed point C*",
         "",

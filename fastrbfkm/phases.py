@@ -20,6 +20,7 @@ from scipy.cluster.hierarchy import fcluster, linkage
 
 from ._axes import largest_variance
 from ._backend import open_rows
+from ._deprecation import REMOVED_IN, renamed, warn
 from ._rows import Rows, annealing_sample
 from ._threads import one_blas_thread
 from ._tunables import ANNEAL_ROWS_MAX, ANNEAL_ROWS_MIN, ANNEAL_ROWS_PER_CENTER
@@ -95,8 +96,8 @@ class Split(NamedTuple):
 @dataclass
 class PhaseDiagram:
     """The record of :func:`phase_diagram`: per temperature visited, the
-    number of distinct clusters, the free energy and the inertia; the
-    splits, and the tree they grow.
+    number of distinct clusters, the objective (the free energy) and the
+    inertia; the splits, and the tree they grow.
 
     Attributes
     ----------
@@ -108,8 +109,11 @@ class PhaseDiagram:
         Distinct centers taking part in the annealing (never fewer than
         ``n_clusters``: centers that have just split are still within the
         temperature's resolution of each other).
-    free_energy : ndarray of shape (T,)
-        The free energy ``F_sigma`` of the distinct centers.
+    objective : ndarray of shape (T,)
+        The objective, the free energy ``F_sigma`` (:func:`fastrbfkm.objective`),
+        of the distinct centers, as :class:`~fastrbfkm.AnnealPath`'s
+        ``objective``. (Called ``free_energy`` before 0.2; that name still
+        works, with a ``FutureWarning``.)
     inertia : ndarray of shape (T,)
         The K-Means inertia at those centers.
     centers : ndarray of shape (T, max_clusters, n_features)
@@ -143,7 +147,7 @@ class PhaseDiagram:
     sigmas: np.ndarray
     n_clusters: np.ndarray
     n_active: np.ndarray
-    free_energy: np.ndarray
+    objective: np.ndarray
     inertia: np.ndarray
     centers: np.ndarray
     splits: list
@@ -156,6 +160,15 @@ class PhaseDiagram:
 
     def __len__(self) -> int:
         return len(self.sigmas)
+
+    @property
+    def free_energy(self) -> np.ndarray:
+        """The old name of ``objective`` (before 0.2), with a ``FutureWarning``."""
+        warn(
+            f"PhaseDiagram.free_energy is now called PhaseDiagram.objective; free_energy "
+            f"stops working in {REMOVED_IN}."
+        )
+        return self.objective
 
     def labels_of_centers(self, n_clusters: int) -> np.ndarray:
         """Which of ``n_clusters`` branches of the split tree every leaf
@@ -196,6 +209,7 @@ def distinct_clusters(C, sigma: float) -> int:
 
 
 @one_blas_thread
+@renamed(sample_size="anneal_size")
 def phase_diagram(
     X,
     max_clusters: int = 10,
@@ -205,7 +219,7 @@ def phase_diagram(
     cooling: float = 0.9,
     max_iter: int = 200,
     tol: float = 1e-8,
-    sample_size: int | str | None = "auto",
+    anneal_size: int | str | None = "auto",
     random_state: int | np.random.Generator | None = None,
 ) -> PhaseDiagram:
     """Anneal up to ``max_clusters`` centers and read the number of clusters
@@ -230,13 +244,17 @@ def phase_diagram(
     Parameters
     ----------
     X : array-like, scipy.sparse matrix, numpy.memmap or dask.array.Array of shape (n, d)
-        Data. More rows than ``sample_size`` are annealed as a seeded
+        Data. More rows than ``anneal_size`` are annealed as a seeded
         random sample of that many.
     max_clusters : int, default=10
         Most centers, at least 2.
     assignment : {"softmax", "entmax15"}, default="softmax"
         The soft assignment. Softmax's critical temperatures are exact (the
-        classical deterministic annealing); entmax15's are estimates.
+        classical deterministic annealing); entmax15's are estimates. The
+        default is softmax, unlike everywhere else (entmax15), for that
+        reason: the counts are read off the observed critical temperatures,
+        and ``RBFKMeans(n_clusters="auto")`` reads them off softmax's too,
+        whatever its own ``assignment``.
     sample_weight : array-like of shape (n,), default=None
         Non-negative weights with a positive sum.
     cooling : float in (0, 1), default=0.9
@@ -247,9 +265,11 @@ def phase_diagram(
     tol : float, default=1e-8
         Convergence at a temperature when the squared shift of the centers
         in one step is at most ``tol`` times the mean feature variance.
-    sample_size : int, "auto" or None, default="auto"
-        Rows annealed: "auto" is ``200 * max_clusters``, at least 20000 and
-        at most 50000; None anneals every row.
+    anneal_size : int, "auto" or None, default="auto"
+        Rows annealed, as :class:`~fastrbfkm.RBFKMeans`'s ``anneal_size``:
+        "auto" is ``200 * max_clusters``, at least 20000 and at most 50000;
+        None anneals every row. (Called ``sample_size`` before 0.2; that
+        name still works, with a ``FutureWarning``.)
     random_state : int, Generator or None, default=None
         Seeds the sample and the symmetry breaking.
 
@@ -277,16 +297,16 @@ def phase_diagram(
     tol = check_real(tol, "tol")
     if not (np.isfinite(tol) and tol >= 0):
         raise ValueError(f"tol must be finite and >= 0; got {tol!r}.")
-    if sample_size == "auto":
+    if anneal_size == "auto":
         m = min(max(ANNEAL_ROWS_MIN, ANNEAL_ROWS_PER_CENTER * int(max_clusters)), ANNEAL_ROWS_MAX)
-    elif sample_size is None:
+    elif anneal_size is None:
         m = None
-    elif isinstance(sample_size, (int, np.integer)) and not isinstance(sample_size, bool):
-        if sample_size < 2:
-            raise ValueError(f"sample_size must be an integer >= 2; got {sample_size}.")
-        m = int(sample_size)
+    elif isinstance(anneal_size, (int, np.integer)) and not isinstance(anneal_size, bool):
+        if anneal_size < 2:
+            raise ValueError(f"anneal_size must be an integer >= 2; got {anneal_size}.")
+        m = int(anneal_size)
     else:
-        raise TypeError(f"sample_size must be an integer, 'auto' or None; got {sample_size!r}.")
+        raise TypeError(f"anneal_size must be an integer, 'auto' or None; got {anneal_size!r}.")
     rng = check_generator(random_state)
     rows = open_rows(X, sample_weight, "cpu", n_clusters=max_clusters, fit=True)
     if max_clusters > rows.n:
@@ -301,13 +321,13 @@ def diagram_of_rows(
     cooling: float,
     max_iter: int,
     tol: float,
-    sample_size: int | None,
+    anneal_size: int | None,
     rng: np.random.Generator,
 ) -> PhaseDiagram:
     """:func:`phase_diagram` over a rows source, its parameters checked."""
     key = int(rng.integers(2**63))
-    if sample_size is not None:
-        rows = annealing_sample(rows, sample_size, key if rows.n > sample_size else 0)
+    if anneal_size is not None:
+        rows = annealing_sample(rows, anneal_size, key if rows.n > anneal_size else 0)
     moments = rows.moments()
     scale2 = float(moments.variance.sum()) / rows.d
     sigma_c = critical_from_variance(largest_variance(rows, moments), k, mode)
@@ -341,7 +361,7 @@ def diagram_of_rows(
         sigmas=path.sigmas,
         n_clusters=n_clusters,
         n_active=path.n_active,
-        free_energy=path.objective,
+        objective=path.objective,
         inertia=path.inertia,
         centers=path.centers,
         splits=splits,

@@ -139,7 +139,7 @@ def plot_phase_diagram(diagram: PhaseDiagram, ax=None):
     ax.set_ylabel("distinct clusters")
     ax.set_title(f"phase diagram: {best} clusters last longest")
     right = ax.twinx()
-    right.plot(sigmas, diagram.free_energy, color="0.4", lw=1, ls="--", label="free energy")
+    right.plot(sigmas, diagram.objective, color="0.4", lw=1, ls="--", label="free energy")
     right.set_ylabel("free energy F_sigma")
     ax.right_ax = right
     lines = ax.get_legend_handles_labels()

@@ -4,6 +4,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from fastrbfkm import RBFKMeans
 from fastrbfkm.datasets import make_blobs
@@ -31,14 +32,14 @@ def run(*args):
 
 
 def test_demo_runs_and_reports():
-    out = run("demo", "--quick", "--seed", "1")
+    out = run("demo", "--quick", "--random-state", "1")
     assert out.returncode == 0, out.stderr
     for line in ("inertia", "iterations", "temperatures", "first split", "time"):
         assert line in out.stdout
 
 
 def test_demo_user_errors_are_one_line():
-    out = run("demo", "--n", "3", "--k", "8")
+    out = run("demo", "--n-samples", "3", "--n-clusters", "8")
     assert out.returncode != 0
     assert "Traceback" not in out.stderr
     assert "--n" in out.stderr
@@ -52,7 +53,14 @@ def test_fit_reads_npy_and_csv_and_writes_outputs(tmp_path):
     for data in ("X.npy", "X.csv"):
         centers, labels = tmp_path / f"c-{data}.npy", tmp_path / f"l-{data}.npy"
         out = run(
-            "fit", str(tmp_path / data), "--k", "3", "--out", str(centers), "--labels", str(labels)
+            "fit",
+            str(tmp_path / data),
+            "--n-clusters",
+            "3",
+            "--out",
+            str(centers),
+            "--labels",
+            str(labels),
         )
         assert out.returncode == 0, out.stderr
         assert "inertia" in out.stdout and "temperatures" in out.stdout
@@ -60,7 +68,7 @@ def test_fit_reads_npy_and_csv_and_writes_outputs(tmp_path):
         np.testing.assert_allclose(np.load(centers), want.cluster_centers_, rtol=1e-12)
         np.testing.assert_array_equal(np.load(labels), want.labels_)
         assert f"inertia      {want.inertia_:.8g}" in out.stdout
-    out = run("fit", str(tmp_path / "X.npy"), "--k", "2", "--assignment", "hard")
+    out = run("fit", str(tmp_path / "X.npy"), "--n-clusters", "2", "--assignment", "hard")
     assert out.returncode == 0, out.stderr
     hard = RBFKMeans(2, assignment="hard", random_state=0).fit(X)
     assert f"inertia      {hard.inertia_:.8g}" in out.stdout
@@ -69,14 +77,14 @@ def test_fit_reads_npy_and_csv_and_writes_outputs(tmp_path):
 def test_fit_streams_a_npy_larger_than_the_working_memory(tmp_path):
     X, _ = make_blobs(20_000, centers=3, n_features=4, random_state=2)  # 625 KiB
     np.save(tmp_path / "X.npy", X)
-    init = ["--assignment", "hard", "--seed", "0"]
+    init = ["--assignment", "hard", "--random-state", "0"]
     outputs = []
     for memory in ("0.1", "1024"):
         labels = tmp_path / f"labels-{memory}.npy"
         out = run(
             "fit",
             str(tmp_path / "X.npy"),
-            "--k",
+            "--n-clusters",
             "3",
             *init,
             "--labels",
@@ -89,7 +97,7 @@ def test_fit_streams_a_npy_larger_than_the_working_memory(tmp_path):
         outputs.append(np.load(labels))
     # k-means|| (streamed) and k-means++ (in memory) find the same three blobs.
     assert len({(a, b) for a, b in zip(*outputs, strict=True)}) == 3
-    out = run("fit", str(tmp_path / "X.npy"), "--k", "3", "--working-memory", "0")
+    out = run("fit", str(tmp_path / "X.npy"), "--n-clusters", "3", "--working-memory", "0")
     assert out.returncode == 2 and "--working-memory" in out.stderr
 
 
@@ -97,10 +105,10 @@ def test_fit_user_errors_are_one_line(tmp_path):
     np.save(tmp_path / "obj.npy", np.array([{"a": 1}], dtype=object))
     np.save(tmp_path / "X.npy", np.ones((5, 2)))
     cases = [
-        (str(tmp_path / "missing.npy"), "--k", "2"),
-        (str(tmp_path / "obj.npy"), "--k", "2"),  # pickles are refused
-        (str(tmp_path / "X.npy"), "--k", "9"),
-        (str(tmp_path / "X.npy"), "--k", "2", "--sigma", "hot"),
+        (str(tmp_path / "missing.npy"), "--n-clusters", "2"),
+        (str(tmp_path / "obj.npy"), "--n-clusters", "2"),  # pickles are refused
+        (str(tmp_path / "X.npy"), "--n-clusters", "9"),
+        (str(tmp_path / "X.npy"), "--n-clusters", "2", "--sigma", "hot"),
     ]
     for args in cases:
         out = run("fit", *args)
@@ -141,14 +149,14 @@ def test_fit_refuses_bad_files_and_outputs_in_one_line_before_fitting(tmp_path):
     np.save(tmp_path / "records.npy", np.zeros(4, dtype=[("a", "f8"), ("b", "f8")]))
     X = str(tmp_path / "X.npy")
     cases = [
-        ((str(tmp_path / "cut.npy"), "--k", "2"), "not a readable .npy file"),
-        ((str(tmp_path / "empty.csv"), "--k", "2"), "holds no numbers"),
-        ((str(tmp_path / "days.npy"), "--k", "2"), "expected real numbers"),
-        ((str(tmp_path / "records.npy"), "--k", "2"), "expected real numbers"),
-        ((X, "--k", "2", "--out", str(tmp_path / "no" / "c.npy")), "does not exist"),
-        ((X, "--k", "2.5"), "--k must be 'auto' or a positive integer"),
-        ((X, "--k", "2", "--assignment", "kmeans"), "invalid choice"),
-        ((X, "--k", "2", "--working-memory", "x"), "invalid float value"),
+        ((str(tmp_path / "cut.npy"), "--n-clusters", "2"), "not a readable .npy file"),
+        ((str(tmp_path / "empty.csv"), "--n-clusters", "2"), "holds no numbers"),
+        ((str(tmp_path / "days.npy"), "--n-clusters", "2"), "expected real numbers"),
+        ((str(tmp_path / "records.npy"), "--n-clusters", "2"), "expected real numbers"),
+        ((X, "--n-clusters", "2", "--out", str(tmp_path / "no" / "c.npy")), "does not exist"),
+        ((X, "--n-clusters", "2.5"), "--n-clusters must be 'auto' or a positive integer"),
+        ((X, "--n-clusters", "2", "--assignment", "kmeans"), "invalid choice"),
+        ((X, "--n-clusters", "2", "--working-memory", "x"), "invalid float value"),
     ]
     for args, message in cases:
         out = run("fit", *args)
@@ -176,15 +184,21 @@ def test_fit_writes_what_the_extension_says(tmp_path, capsys):
     np.save(tmp_path / "X.npy", X)
     want = RBFKMeans(2, random_state=0).fit(X)
     c, lab = tmp_path / "c.csv", tmp_path / "l.csv"
-    status, out, err = fit_here(capsys, tmp_path / "X.npy", "--k", 2, "--out", c, "--labels", lab)
+    status, out, err = fit_here(
+        capsys, tmp_path / "X.npy", "--n-clusters", 2, "--out", c, "--labels", lab
+    )
     assert status == 0, err
     assert f"-> {c}" in out and f"-> {lab}" in out
     np.testing.assert_array_equal(np.loadtxt(c, delimiter=",", skiprows=1), want.cluster_centers_)
     np.testing.assert_array_equal(np.loadtxt(lab, dtype=np.int64, skiprows=1), want.labels_)
-    status, _, err = fit_here(capsys, tmp_path / "X.npy", "--k", 2, "--labels", tmp_path / "l.npy")
+    status, _, err = fit_here(
+        capsys, tmp_path / "X.npy", "--n-clusters", 2, "--labels", tmp_path / "l.npy"
+    )
     assert status == 0 and np.load(tmp_path / "l.npy").dtype.kind == "i", err
     for name in ("c.bin", "centers"):
-        status, out, err = fit_here(capsys, tmp_path / "X.npy", "--k", 2, "--out", tmp_path / name)
+        status, out, err = fit_here(
+            capsys, tmp_path / "X.npy", "--n-clusters", 2, "--out", tmp_path / name
+        )
         assert status == 2 and "inertia" not in out
         assert (
             err.strip()
@@ -198,7 +212,7 @@ def test_fit_options_reach_the_estimator(tmp_path, capsys):
     np.save(tmp_path / "X.npy", X)
     want = RBFKMeans(3, assignment="hard", n_init=3, max_iter=2, tol=0.0, random_state=0).fit(X)
     status, out, err = fit_here(
-        capsys, tmp_path / "X.npy", "--k", 3, "--assignment", "hard",
+        capsys, tmp_path / "X.npy", "--n-clusters", 3, "--assignment", "hard",
         "--n-init", 3, "--max-iter", 2, "--tol", 0,
     )  # fmt: skip
     assert status == 0, err
@@ -210,7 +224,7 @@ def test_fit_options_reach_the_estimator(tmp_path, capsys):
         (("--tol", "nan"), "--tol must be a finite number >= 0"),
         (("--working-memory", "inf"), "--working-memory must be a finite positive number"),
     ]:
-        status, out, err = fit_here(capsys, tmp_path / "X.npy", "--k", 3, *args)
+        status, out, err = fit_here(capsys, tmp_path / "X.npy", "--n-clusters", 3, *args)
         assert status == 2 and message in err and "Traceback" not in err, (args, err)
 
 
@@ -223,31 +237,33 @@ def test_fit_reads_delimiters_columns_and_byte_order_marks(tmp_path, capsys):
     lines = [f"p{i};{a!r};{b!r}" for i, (a, b) in enumerate(X.tolist())]
     (tmp_path / "ids.csv").write_text("id;x;y\n" + "\n".join(lines) + "\n")
     status, out, err = fit_here(
-        capsys, tmp_path / "ids.csv", "--k", 3, "--delimiter", ";", "--columns", "2-3"
+        capsys, tmp_path / "ids.csv", "--n-clusters", 3, "--delimiter", ";", "--columns", "2-3"
     )
     assert status == 0, err
     assert "60 points, 2 features" in out and f"inertia      {want.inertia_:.8g}" in out
     plain = "x,y\n" + "\n".join(f"{a!r},{b!r}" for a, b in X.tolist()) + "\n"
     (tmp_path / "bom.csv").write_bytes(b"\xef\xbb\xbf" + plain.encode())
-    status, out, err = fit_here(capsys, tmp_path / "bom.csv", "--k", 3)
+    status, out, err = fit_here(capsys, tmp_path / "bom.csv", "--n-clusters", 3)
     assert status == 0 and "60 points" in out and f"inertia      {want.inertia_:.8g}" in out, err
     (tmp_path / "mixed.csv").write_text("1.5,oops\n" + plain.split("\n", 1)[1])
-    status, out, err = fit_here(capsys, tmp_path / "mixed.csv", "--k", 3)
+    status, out, err = fit_here(capsys, tmp_path / "mixed.csv", "--n-clusters", 3)
     assert status == 2 and "inertia" not in out
     assert "mixed.csv: line 1, column 2: 'oops' is not a number" in err
     np.save(tmp_path / "X.npy", np.column_stack([np.arange(60.0), X]))
-    status, out, err = fit_here(capsys, tmp_path / "X.npy", "--k", 3, "--columns", "2,3")
+    status, out, err = fit_here(capsys, tmp_path / "X.npy", "--n-clusters", 3, "--columns", "2,3")
     assert status == 0 and f"inertia      {want.inertia_:.8g}" in out, err
     for columns, message in [("4", "--columns asks for column 4; the file has 3"),
                              ("0", "--columns must be column numbers from 1"),
                              ("2,2", "--columns names a column twice")]:  # fmt: skip
-        status, _, err = fit_here(capsys, tmp_path / "X.npy", "--k", 3, "--columns", columns)
+        status, _, err = fit_here(
+            capsys, tmp_path / "X.npy", "--n-clusters", 3, "--columns", columns
+        )
         assert status == 2 and message in err, (columns, err)
 
 
 def test_data_errors_name_the_file(tmp_path, capsys):
     np.save(tmp_path / "two.npy", np.ones((2, 2)))
-    status, _, err = fit_here(capsys, tmp_path / "two.npy", "--k", 5)
+    status, _, err = fit_here(capsys, tmp_path / "two.npy", "--n-clusters", 5)
     assert status == 2
     assert err.strip() == f"error: {tmp_path / 'two.npy'}: n_samples=2 should be >= n_clusters=5."
 
@@ -272,7 +288,7 @@ def test_help_and_argument_errors_load_no_numba_nor_scikit_learn():
     script = (
         "import sys\n"
         "from fastrbfkm.__main__ import main\n"
-        "for argv in (['--help'], ['fit', '--help'], ['fit', 'X.npy', '--k', '2.5']):\n"
+        "for argv in (['--help'], ['fit', '--help'], ['fit', 'X.npy', '--n-clusters', '2.5']):\n"
         "    try:\n"
         "        main(argv)\n"
         "    except SystemExit:\n"
@@ -289,13 +305,13 @@ def test_help_and_argument_errors_load_no_numba_nor_scikit_learn():
 def test_a_csv_header_is_detected_or_given(tmp_path):
     (tmp_path / "named.csv").write_text("width,height\n1,2\n3,4\n5,6\n7,8\n")
     (tmp_path / "plain.csv").write_text("1,2\n3,4\n5,6\n7,8\n")
-    out = run("fit", str(tmp_path / "named.csv"), "--k", "2")
+    out = run("fit", str(tmp_path / "named.csv"), "--n-clusters", "2")
     assert out.returncode == 0, out.stderr
     assert "4 points" in out.stdout
-    out = run("fit", str(tmp_path / "plain.csv"), "--k", "2", "--header")
+    out = run("fit", str(tmp_path / "plain.csv"), "--n-clusters", "2", "--header")
     assert out.returncode == 0, out.stderr
     assert "3 points" in out.stdout  # the first line was taken for names
-    out = run("fit", str(tmp_path / "named.csv"), "--k", "2", "--no-header")
+    out = run("fit", str(tmp_path / "named.csv"), "--n-clusters", "2", "--no-header")
     assert out.returncode == 2
     assert out.stderr.strip().endswith("line 1, column 1: 'width' is not a number")
 
@@ -316,7 +332,7 @@ def test_bad_values_are_named_by_row_and_column_from_one(tmp_path):
         ("inf.npy", "inf.npy: row 5, column 2 is inf"),
     ]
     for name, message in cases:
-        out = run("fit", str(tmp_path / name), "--k", "2")
+        out = run("fit", str(tmp_path / name), "--n-clusters", "2")
         assert out.returncode == 2, (name, out.stderr)
         lines = out.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].endswith(message), (name, out.stderr)
@@ -335,7 +351,7 @@ def test_progress_by_default_on_a_terminal_only(tmp_path):
     assert default_verbose(None, open(tmp_path / "out.txt", "w")) == 0
     assert default_verbose(0, Terminal()) == 0
     np.save(tmp_path / "X.npy", make_blobs(2000, centers=3, random_state=0)[0])
-    args = [sys.executable, "-m", "fastrbfkm", "fit", str(tmp_path / "X.npy"), "--k", "3"]
+    args = [sys.executable, "-m", "fastrbfkm", "fit", str(tmp_path / "X.npy"), "--n-clusters", "3"]
     piped = subprocess.run(args, capture_output=True, text=True, timeout=TIMEOUT)
     assert piped.returncode == 0 and "annealing" not in piped.stdout + piped.stderr
     main, terminal = pty.openpty()  # stdout and stderr on a terminal, read as they come
@@ -365,15 +381,26 @@ def test_fit_k_auto_fits_the_count_of_the_phase_diagram(tmp_path):
     want = RBFKMeans("auto", max_clusters=7, random_state=0).fit(X)
     centers = tmp_path / "c.npy"
     out = run(
-        "fit", str(tmp_path / "X.npy"), "--k", "auto", "--max-clusters", "7", "--out", str(centers)
+        "fit",
+        str(tmp_path / "X.npy"),
+        "--n-clusters",
+        "auto",
+        "--max-clusters",
+        "7",
+        "--out",
+        str(centers),
     )
     assert out.returncode == 0, out.stderr
-    assert f"k={want.n_clusters_} (auto" in out.stdout
+    assert f"n_clusters={want.n_clusters_} (auto" in out.stdout
     np.testing.assert_allclose(np.load(centers), want.cluster_centers_, rtol=1e-12)
-    for bad in (["--k", "many"], ["--k", "0"], ["--k", "auto", "--max-clusters", "1"]):
+    for bad in (
+        ["--n-clusters", "many"],
+        ["--n-clusters", "0"],
+        ["--n-clusters", "auto", "--max-clusters", "1"],
+    ):
         out = run("fit", str(tmp_path / "X.npy"), *bad)
         assert out.returncode == 2 and "Traceback" not in out.stderr
-        assert ("--k" if bad[1] != "auto" else "max_clusters") in out.stderr
+        assert ("--n-clusters" if bad[1] != "auto" else "max_clusters") in out.stderr
 
 
 def _read_terminal(main_fd: int) -> bytes:
@@ -397,7 +424,7 @@ def test_progress_goes_to_stderr_when_stderr_is_a_terminal(tmp_path):
     import pty
 
     np.save(tmp_path / "X.npy", make_blobs(2000, centers=3, random_state=0)[0])
-    args = [sys.executable, "-m", "fastrbfkm", "fit", str(tmp_path / "X.npy"), "--k", "3"]
+    args = [sys.executable, "-m", "fastrbfkm", "fit", str(tmp_path / "X.npy"), "--n-clusters", "3"]
     # results to a pipe, stderr on a terminal: the progress shows there
     main_fd, terminal = pty.openpty()
     child = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=terminal)
@@ -437,7 +464,7 @@ def test_csv_outputs_have_a_header_row(tmp_path, capsys):
     (tmp_path / "ids.csv").write_text("id;width;height\n" + "\n".join(lines) + "\n")
     c, lab = tmp_path / "c.csv", tmp_path / "l.csv"
     status, out, err = fit_here(
-        capsys, tmp_path / "ids.csv", "--k", 3, "--delimiter", ";", "--columns", "2-3",
+        capsys, tmp_path / "ids.csv", "--n-clusters", 3, "--delimiter", ";", "--columns", "2-3",
         "--out", c, "--labels", lab,
     )  # fmt: skip
     assert status == 0, err
@@ -447,12 +474,12 @@ def test_csv_outputs_have_a_header_row(tmp_path, capsys):
     np.testing.assert_array_equal(np.loadtxt(lab, dtype=np.int64, skiprows=1), want.labels_)
     np.save(tmp_path / "X.npy", np.column_stack([np.arange(60.0), X]))
     status, out, err = fit_here(
-        capsys, tmp_path / "X.npy", "--k", 3, "--columns", "2,3", "--out", c
+        capsys, tmp_path / "X.npy", "--n-clusters", 3, "--columns", "2,3", "--out", c
     )
     assert status == 0, err
     assert c.read_text().splitlines()[0] == "x2,x3"
     # a header row is what the CLI itself detects as one
-    status, out, err = fit_here(capsys, c, "--k", 2)
+    status, out, err = fit_here(capsys, c, "--n-clusters", 2)
     assert status == 0 and "3 points, 2 features" in out, err
 
 
@@ -463,7 +490,7 @@ def test_labeled_writes_the_input_rows_with_a_label_column(tmp_path, capsys):
     (tmp_path / "ids.csv").write_text("id;width;height\n" + "\n".join(body) + "\n")
     labeled = tmp_path / "labeled.csv"
     status, out, err = fit_here(
-        capsys, tmp_path / "ids.csv", "--k", 3, "--delimiter", ";", "--columns", "2-3",
+        capsys, tmp_path / "ids.csv", "--n-clusters", 3, "--delimiter", ";", "--columns", "2-3",
         "--labeled", labeled,
     )  # fmt: skip
     assert status == 0 and f"-> {labeled}" in out, err
@@ -475,7 +502,7 @@ def test_labeled_writes_the_input_rows_with_a_label_column(tmp_path, capsys):
     whole = np.column_stack([np.arange(60.0), X])
     np.save(tmp_path / "X.npy", whole)
     status, out, err = fit_here(
-        capsys, tmp_path / "X.npy", "--k", 3, "--columns", "2-3", "--labeled", labeled
+        capsys, tmp_path / "X.npy", "--n-clusters", 3, "--columns", "2-3", "--labeled", labeled
     )
     assert status == 0, err
     written = labeled.read_text().splitlines()
@@ -484,13 +511,20 @@ def test_labeled_writes_the_input_rows_with_a_label_column(tmp_path, capsys):
     np.testing.assert_array_equal(np.loadtxt(labeled, delimiter=",", skiprows=1)[:, :3], whole)
     # .npy: the clustered columns and the label
     status, out, err = fit_here(
-        capsys, tmp_path / "X.npy", "--k", 3, "--columns", "2-3", "--labeled", tmp_path / "l.npy"
+        capsys,
+        tmp_path / "X.npy",
+        "--n-clusters",
+        3,
+        "--columns",
+        "2-3",
+        "--labeled",
+        tmp_path / "l.npy",
     )
     assert status == 0, err
     got = np.load(tmp_path / "l.npy")
     np.testing.assert_array_equal(got, np.column_stack([X, want.labels_]))
     status, out, err = fit_here(
-        capsys, tmp_path / "X.npy", "--k", 3, "--labeled", tmp_path / "l.txt"
+        capsys, tmp_path / "X.npy", "--n-clusters", 3, "--labeled", tmp_path / "l.txt"
     )
     assert status == 2 and "--labeled" in err and "inertia" not in out
 
@@ -507,7 +541,52 @@ def test_the_fastrbfkm_console_command_runs_the_command_line():
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("usage: fastrbfkm ")
     out = subprocess.run(
-        [str(script), "fit", "missing.npy", "--k", "2"], capture_output=True, text=True,
+        [str(script), "fit", "missing.npy", "--n-clusters", "2"], capture_output=True, text=True,
         timeout=TIMEOUT,
     )  # fmt: skip
     assert out.returncode == 2 and out.stderr.strip() == "error: missing.npy: no such file"
+
+
+def test_the_old_option_names_warn_and_give_the_same_fit(tmp_path, capsys):
+    """``--k`` and ``--seed`` (before 0.2) are ``--n-clusters`` and ``--random-state``."""
+    X, _ = make_blobs(300, centers=3, random_state=2)
+    np.save(tmp_path / "X.npy", X)
+    new, old = tmp_path / "new.npy", tmp_path / "old.npy"
+    status, _, err = fit_here(
+        capsys, tmp_path / "X.npy", "--n-clusters", 3, "--random-state", 1, "--out", new
+    )
+    assert status == 0, err
+    with pytest.warns(FutureWarning) as record:
+        status, _, err = fit_here(capsys, tmp_path / "X.npy", "--k", 3, "--seed", 1, "--out", old)
+    assert status == 0, err
+    messages = [str(w.message) for w in record]
+    assert any("--k is now called --n-clusters" in m for m in messages), messages
+    assert any("--seed is now called --random-state" in m for m in messages), messages
+    np.testing.assert_array_equal(np.load(old), np.load(new))
+    status, _, err = fit_here(capsys, tmp_path / "X.npy", "--k", 3, "--n-clusters", 3)
+    assert status == 2 and "--k is the old name of --n-clusters" in err
+    status, _, err = fit_here(capsys, tmp_path / "X.npy")
+    assert status == 2 and "required: --n-clusters" in err
+
+
+def test_the_demos_old_option_names_warn():
+    out = run("demo", "--n", "3", "--k", "8", "--d", "2", "--seed", "1")
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    for old, new in [("--n", "--n-samples"), ("--k", "--n-clusters"), ("--d", "--n-features")]:
+        assert f"the option {old} is now called {new}" in out.stderr
+    assert "FutureWarning" in out.stderr and "--n-samples at least --n-clusters" in out.stderr
+
+
+def test_backend_and_metric_reach_the_estimator(tmp_path, capsys):
+    X = np.abs(make_blobs(300, centers=3, random_state=2)[0]) + 1.0
+    np.save(tmp_path / "X.npy", X)
+    want = RBFKMeans(3, metric="cosine", backend="cpu", random_state=0).fit(X)
+    c = tmp_path / "c.npy"
+    status, _, err = fit_here(
+        capsys, tmp_path / "X.npy", "--n-clusters", 3, "--metric", "cosine", "--backend", "cpu",
+        "--out", c,
+    )  # fmt: skip
+    assert status == 0, err
+    np.testing.assert_array_equal(np.load(c), want.cluster_centers_)
+    status, _, err = fit_here(capsys, tmp_path / "X.npy", "--n-clusters", 3, "--backend", "gpu")
+    assert status == 2 and "invalid choice" in err

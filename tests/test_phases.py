@@ -70,7 +70,7 @@ def test_three_blobs_give_three(diagram):
     assert diagram.centers.shape == (T, 7, 3)
     assert np.all(diagram.n_clusters <= diagram.n_active)
     assert diagram.n_clusters[0] == 1 and diagram.n_clusters[-1] == 7
-    assert np.all(np.isfinite(diagram.free_energy)) and np.all(diagram.inertia > 0)
+    assert np.all(np.isfinite(diagram.objective)) and np.all(diagram.inertia > 0)
     # the count is non-decreasing as the temperature falls, but for noise
     # near the end (a split can momentarily look like two clusters)
     assert np.all(np.diff(diagram.n_clusters[diagram.n_clusters <= 3]) >= 0)
@@ -112,7 +112,7 @@ def test_splits_record_predicted_and_observed_critical_temperatures(diagram):
 @pytest.mark.parametrize("kind", ["float32", "csr", "memmap", "dask", "sample"])
 def test_every_input_kind_gives_the_same_count(kind, tmp_path):
     X = blobs()
-    sample_size = "auto"
+    anneal_size = "auto"
     if kind == "float32":
         X = X.astype(np.float32)
     elif kind == "csr":
@@ -123,8 +123,8 @@ def test_every_input_kind_gives_the_same_count(kind, tmp_path):
     elif kind == "dask":
         X = da.from_array(X, chunks=(100, 3))
     else:
-        X, sample_size = blobs(n_per=400), 600  # annealed on a sample of 600 rows
-    found = phase_diagram(X, max_clusters=7, sample_size=sample_size, random_state=0)
+        X, anneal_size = blobs(n_per=400), 600  # annealed on a sample of 600 rows
+    found = phase_diagram(X, max_clusters=7, anneal_size=anneal_size, random_state=0)
     assert found.n_clusters_ == 3
 
 
@@ -153,8 +153,8 @@ def test_sample_weight_and_seeds():
         (dict(cooling=1.0), ValueError, "cooling"),
         (dict(max_iter=0), ValueError, "max_iter"),
         (dict(tol=-1.0), ValueError, "tol"),
-        (dict(sample_size=1), ValueError, "sample_size"),
-        (dict(sample_size="all"), TypeError, "sample_size"),
+        (dict(anneal_size=1), ValueError, "anneal_size"),
+        (dict(anneal_size="all"), TypeError, "anneal_size"),
     ],
 )
 def test_bad_parameters_are_named(kwargs, error, name):
@@ -208,7 +208,7 @@ def test_the_plots_draw_the_counts_the_splits_and_the_tree(diagram):
     np.testing.assert_array_equal(steps.get_ydata(), diagram.n_clusters)
     dots = next(line for line in ax.lines if line.get_label() == "split (observed)")
     np.testing.assert_allclose(dots.get_xdata(), [s.observed for s in diagram.splits])
-    np.testing.assert_array_equal(ax.right_ax.lines[0].get_ydata(), diagram.free_energy)
+    np.testing.assert_array_equal(ax.right_ax.lines[0].get_ydata(), diagram.objective)
     assert plot_split_tree(diagram, ax=right) is right
     assert sorted(int(t.get_text()) for t in right.get_xticklabels()) == list(range(7))
     plt.close(fig)
