@@ -333,10 +333,22 @@ def figure(results: dict, keys: list[str], path: Path) -> None:
         c = Case(**e["case"])
         series.setdefault(c.set_name, []).append((c.k, e["ours"]["inertia"] / e["sk1"]["inertia"]))
     fig, ax = plt.subplots(figsize=(8, 5))
-    for name, points in sorted(series.items()):
+    colours = plt.get_cmap("tab20").colors
+    for i, (name, points) in enumerate(sorted(series.items())):
         points.sort()
         ks, rs = zip(*points, strict=True)
-        ax.plot(ks, rs, marker="o", label=name)
+        style = "--" if " x4" in name else "-"  # more modes than centers by 4: dashed
+        alone = len(points) == 1  # one k: a larger square, drawn on top
+        ax.plot(
+            ks,
+            rs,
+            style,
+            marker="s" if alone else "o",
+            markersize=9 if alone else 6,
+            zorder=3 if alone else 2,
+            color=colours[i % len(colours)],
+            label=name,
+        )
     ax.axhline(1.0, color="black", linewidth=1)
     ax.set_xscale("log", base=2)
     ax.set_xlabel("k")
