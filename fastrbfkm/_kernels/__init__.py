@@ -184,17 +184,33 @@ def stats_and_reconstruction(X, C, w, sigma, mode):
     return N, S, summary, xhat
 
 
-center_scatter = _entry(
-    lambda X, C, w, sigma, mode, chosen: (
+_scatters = _entry(
+    lambda X, C, w, sigma, mode, chosen, cells: (
         X.shape[0],
-        C.shape[0] * (X.shape[1] + 1) + chosen.shape[0] * X.shape[1] ** 2,
+        C.shape[0] * (X.shape[1] + 1) + (2 if cells else 1) * chosen.shape[0] * X.shape[1] ** 2,
     ),
-    scatter.center_scatter,
+    scatter.scatters,
 )
-scatter_and_cells = _entry(
-    lambda X, C, w, sigma, mode: (X.shape[0], C.shape[0] * (X.shape[1] + 1 + 2 * X.shape[1] ** 2)),
-    scatter.scatter_and_cells,
-)
+
+
+def center_scatter(X, C, w, sigma, mode, chosen):
+    """``(N, A)`` for the centers ``C[chosen]`` (distinct), with
+    responsibilities over all of C: ``N`` ``(m,)`` and the scatter matrices
+    ``A`` ``(m, d, d)``, float64 (dense X only;
+    :func:`fastrbfkm._kernels.scatter.scatters`)."""
+    N, A, _, _ = _scatters(X, C, w, sigma, mode, chosen, False)
+    return N, A
+
+
+def scatter_and_cells(X, C, w, sigma, mode):
+    """``(N, A, N_cells, A_cells)`` for every center in one pass:
+    :func:`center_scatter` at ``sigma`` and at ``mode = HARD`` (the scatter
+    of each center's Voronoi cell), the rows' distances formed once (the
+    annealing's split candidates read both, at temperatures where most rows
+    are one-hot)."""
+    return _scatters(X, C, w, sigma, mode, np.arange(C.shape[0]), True)
+
+
 scatter_apply = _entry(
     lambda X, C, w, sigma, mode, chosen, hard, V, labels: (
         X.shape[0],

@@ -39,7 +39,7 @@ def cell_summary(X, C, w, scatter):
     second-nearest center (zeros for k = 1), ``sums[CELLS]`` the weighted
     inertia of its cell and ``sums[MASS]`` the cell's weight. With
     ``scatter`` (dense X only), ``A`` is ``(k, d, d)``: each cell's weighted
-    scatter around its center, what :func:`~.scatter.center_scatter` forms
+    scatter around its center, what :func:`~.scatter.scatters` forms
     at ``mode = HARD`` (in another order: a chunk's rows grouped by cell,
     one BLAS product per piece of a cell, :func:`~.dense.scatter_cell`);
     else ``(0, 0, 0)``.

@@ -42,37 +42,24 @@ def _add_scatter(X, i, C, j, wi, rj, mode, N, g, A, diff):
     scatter_row(X, i, C, j, coef, A[g], diff)
 
 
-@njit(cache=True)
-def center_scatter(X, C, w, sigma, mode, chosen):
-    """``(N, A)`` for the centers ``C[chosen]`` (distinct), with responsibilities over all of C
-    (dense X only: CSR rows are wide, and take :func:`scatter_apply`).
+@njit(cache=True, parallel=True)
+def scatters(X, C, w, sigma, mode, chosen, cells):
+    """``(N, A, N_cells, A_cells)`` for the centers ``C[chosen]``
+    (distinct), with responsibilities over all of C (dense X only: CSR rows
+    are wide, and take :func:`scatter_apply`); with ``cells``, also the
+    same at ``mode = HARD`` (the scatter of each center's Voronoi cell, the
+    rows' distances formed once), else those two are empty.
 
     ``N`` is ``(m,)`` and ``A`` is ``(m, d, d)``, float64. ``w`` of length 0
     means unit weights. A row whose responsibilities are one-hot (every
     row at ``mode = HARD``; an entmax15 row with a single center in its
     support) adds ``w_i (x_i - c_j)(x_i - c_j)^T`` to its center's matrix
     with the chunk's other such rows, grouped by center, in BLAS products
-    (:func:`~.cells._scatter_cells`); a soft row adds its terms one center
-    at a time. Cold annealing passes are then mostly matrix products.
-    """
-    N, A, _, _ = _scatters(X, C, w, sigma, mode, chosen, False)
-    return N, A
-
-
-@njit(cache=True)
-def scatter_and_cells(X, C, w, sigma, mode):
-    """``(N, A, N_cells, A_cells)`` for every center in one pass:
-    :func:`center_scatter` at ``sigma`` and at ``mode = HARD`` (the scatter
-    of each center's Voronoi cell), the rows' distances formed once. A row
-    one-hot at ``sigma`` adds the same terms to both (the annealing's split
-    candidates read both, at temperatures where most rows are one-hot)."""
-    return _scatters(X, C, w, sigma, mode, np.arange(C.shape[0]), True)
-
-
-@njit(cache=True, parallel=True)
-def _scatters(X, C, w, sigma, mode, chosen, cells):
-    """:func:`center_scatter`'s ``(N, A)`` and, with ``cells``, the same at
-    ``mode = HARD`` (else empty)."""
+    (:func:`~.cells._scatter_cells`), and to its cell's the same; a soft
+    row adds its terms one center at a time. Cold annealing passes are
+    then mostly matrix products. The library calls it as
+    :func:`fastrbfkm._kernels.center_scatter` and
+    :func:`fastrbfkm._kernels.scatter_and_cells`."""
     n, d = dims(X)
     k = C.shape[0]
     m = chosen.shape[0]
