@@ -721,7 +721,7 @@ class InMemoryRows(BlockRows):
     def initial_centers(self, k: int, init, rng: np.random.Generator) -> np.ndarray:
         """:func:`fastrbfkm.seeding.initial_centers`; with more rows than
         :func:`fastrbfkm.seeding.seeding_sample` draws, ``"k-means++"`` is
-        greedy k-means++ on that sample (unit weights) and a k-means|| round
+        greedy k-means++ on that sample (unit weights) and k-means|| rounds
         from there over every row (:func:`fastrbfkm.seeding.kmeans_parallel_rows`)."""
         index = None
         if isinstance(init, str) and init == "k-means++":

@@ -82,10 +82,10 @@ class RBFKMeans(BaseRBFKMeans):
         seed, the one lowering the potential most kept); with more than
         ``max(10000, 10 * n_clusters)`` rows in memory (or on a GPU), on a
         seeded random sample of that many rows drawn in proportion to
-        ``sample_weight``, followed by a k-means|| round over every row
-        (about ``n_clusters`` more candidates drawn in proportion to their
-        squared distance) and greedy weighted k-means++ on all the
-        candidates: about four passes' cost over X instead of
+        ``sample_weight``, followed by two k-means|| rounds over every row
+        (about ``n_clusters`` more candidates a round, drawn in proportion
+        to their squared distance) and greedy weighted k-means++ on all the
+        candidates: a few passes' cost over X instead of
         ``(2 + log k) n_clusters``, at the same final inertia. A
         callable is called as scikit-learn's ``init(X, n_clusters,
         random_state)`` once per run (``X`` the validated numpy data, or the

@@ -2,10 +2,10 @@
 
 In memory (and on a GPU), ``"k-means++"`` is greedy k-means++ over every
 row, or, with more rows than :func:`seeding_sample` draws (10 rows a center,
-at least 10000), greedy k-means++ on that sample followed by a k-means||
-round over every row (:func:`kmeans_parallel_rows`: about k more candidates,
-drawn in proportion to their squared distance to the sample's seeds) and
-greedy weighted k-means++ on all the candidates. :func:`kmeans_plusplus`,
+at least 10000), greedy k-means++ on that sample followed by two k-means||
+rounds over every row (:func:`kmeans_parallel_rows`: about k more candidates
+a round, each row drawn in proportion to its squared distance to the
+candidates so far) and greedy weighted k-means++ on all the candidates. :func:`kmeans_plusplus`,
 the public function, always uses every row. Over a rows
 source whose data is not in one place (Dask chunks, blocks streamed from
 disk), it is k-means|| (Bahmani et al. 2012), which needs a few passes
@@ -182,8 +182,8 @@ def kmeans_parallel_rows(
     (``start`` and those drawn), each weighted by the mass of the rows
     nearest to it, chooses the k centers. ``rounds`` rounds cost
     ``n (len(start) + candidates drawn)`` distances: with the defaults
-    (None: ``SEED_ROUNDS`` and ``SEED_OVERSAMPLING``), about two passes at
-    k centers. No rounds return ``start``.
+    (None: ``SEED_ROUNDS`` and ``SEED_OVERSAMPLING``), about three passes
+    at k centers. No rounds return ``start``.
     """
     rounds = SEED_ROUNDS if rounds is None else rounds
     oversampling = SEED_OVERSAMPLING if oversampling is None else oversampling
@@ -240,7 +240,7 @@ def kmeans_plusplus(
 
     :class:`fastrbfkm.RBFKMeans`'s ``init="k-means++"`` runs it on a
     random sample of ``max(10000, 10 * n_clusters)`` rows when X has more,
-    and then a k-means|| round over every row: a few passes over X instead
+    and then two k-means|| rounds over every row: a few passes over X instead
     of ``(2 + log k) n_clusters``, at the same inertia after Lloyd's
     algorithm.
 
