@@ -46,7 +46,7 @@ from ._tunables import (
     PRUNE_SOFT_SHARE,
 )
 from ._validation import check_centers
-from .seeding import initial_centers
+from .seeding import initial_centers, kmeans_parallel_rows, seeding_sample
 
 # ---------------------------------------------------------------- the passes
 
@@ -719,7 +719,26 @@ class InMemoryRows(BlockRows):
         return centers, sweeps
 
     def initial_centers(self, k: int, init, rng: np.random.Generator) -> np.ndarray:
-        return initial_centers(self.X, k, init, self.w, rng)
+        """:func:`fastrbfkm.seeding.initial_centers`; with more rows than
+        :func:`fastrbfkm.seeding.seeding_sample` draws, ``"k-means++"`` is
+        greedy k-means++ on that sample (unit weights) and k-means|| rounds
+        from there over every row (:func:`fastrbfkm.seeding.kmeans_parallel_rows`)."""
+        index = None
+        if isinstance(init, str) and init == "k-means++":
+            index = seeding_sample(self.n, k, self.w, rng)
+        if index is None:
+            return initial_centers(self.X, k, init, self.w, rng)
+        sample = take_csr(self.X, index) if isinstance(self.X, K.CSR) else self.X[index]
+        start = initial_centers(sample, k, init, np.empty(0), rng)
+        return kmeans_parallel_rows(self._nearest, self._take, self.n, k, self.w, rng, start)
+
+    def _nearest(self, C: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Labels and squared distances to the nearest of C."""
+        labels, mind, _ = K.hard_assign(self.X, C, self.w, True)
+        return labels, mind
+
+    def _take(self, index: np.ndarray) -> np.ndarray:
+        return K.take_rows(self.X, index)
 
     def labels(self, C: np.ndarray) -> np.ndarray:
         return K.hard_assign(self.X, C, self.w, False)[0]

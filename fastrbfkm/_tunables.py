@@ -192,6 +192,23 @@ MOVERS_SHARE = 16
 OVERSAMPLING = 2.0
 #: k-means||: oversampling rounds (Bahmani et al. find 5 enough).
 ROUNDS = 5
+#: ``init="k-means++"`` on rows in memory or on a GPU, with more rows than
+#: ``max(SEED_ROWS_MIN, SEED_ROWS_PER_CENTER * k)``: greedy k-means++ on a
+#: seeded sample of that many rows (drawn in proportion to the weights),
+#: then ``SEED_ROUNDS`` k-means|| rounds from those centers over every row
+#: (``SEED_OVERSAMPLING * k`` expected candidates a round, each round's
+#: distances to its new candidates only) and greedy weighted k-means++ on
+#: all the candidates. Greedy k-means++ on every row costs ``2 + log k``
+#: distance evaluations a row and seed: on 200000 x 64 rows of 2000 modes at
+#: k = 1024 it was two thirds of a hard fit, about 25 unpruned passes' time.
+#: There greedy k-means++ on a sample alone ended 1.5% (32 rows a center)
+#: and 0.4% (64) above it, k-means|| alone 3.9% (2 rounds of k candidates)
+#: and 0.25% (3 rounds); at k = 256, one round after the sample ended 0.13%
+#: above it, two rounds 0.08% below (``bench/seeding.py``).
+SEED_ROWS_PER_CENTER = 10
+SEED_ROWS_MIN = 10_000
+SEED_ROUNDS = 2
+SEED_OVERSAMPLING = 1.0
 #: Most row-distance terms (rows x trials x features x seeds) one kernel call
 #: of k-means++ computes: Ctrl-C is handled between calls, at the cost of a
 #: call's overhead each.

@@ -77,7 +77,16 @@ class RBFKMeans(BaseRBFKMeans):
     cooling : float in (0, 1), default=0.8
         Geometric cooling factor between temperatures.
     init : {"k-means++", "random"}, callable or array of shape (k, d), default="k-means++"
-        Initial centers for hard K-Means and for a fixed ``sigma``. A
+        Initial centers for hard K-Means and for a fixed ``sigma``.
+        ``"k-means++"`` is greedy k-means++ (``2 + log k`` candidates a
+        seed, the one lowering the potential most kept); with more than
+        ``max(10000, 10 * n_clusters)`` rows in memory (or on a GPU), on a
+        seeded random sample of that many rows drawn in proportion to
+        ``sample_weight``, followed by two k-means|| rounds over every row
+        (about ``n_clusters`` more candidates a round, drawn in proportion
+        to their squared distance) and greedy weighted k-means++ on all the
+        candidates: a few passes' cost over X instead of
+        ``(2 + log k) n_clusters``, at the same final inertia. A
         callable is called as scikit-learn's ``init(X, n_clusters,
         random_state)`` once per run (``X`` the validated numpy data, or the
         data as given for other kinds; ``random_state`` a seeded

@@ -1,6 +1,12 @@
 """Initial centers: greedy k-means++, weighted random rows, or given.
 
-In memory, ``"k-means++"`` is greedy k-means++ over all rows. Over a rows
+In memory (and on a GPU), ``"k-means++"`` is greedy k-means++ over every
+row, or, with more rows than :func:`seeding_sample` draws (10 rows a center,
+at least 10000), greedy k-means++ on that sample followed by two k-means||
+rounds over every row (:func:`kmeans_parallel_rows`: about k more candidates
+a round, each row drawn in proportion to its squared distance to the
+candidates so far) and greedy weighted k-means++ on all the candidates. :func:`kmeans_plusplus`,
+the public function, always uses every row. Over a rows
 source whose data is not in one place (Dask chunks, blocks streamed from
 disk), it is k-means|| (Bahmani et al. 2012), which needs a few passes
 instead of k: a first center drawn in proportion to the weights, then a few
@@ -13,16 +19,32 @@ to it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol
 
 import numpy as np
 
 from . import _kernels as K
 from ._threads import one_blas_thread
-from ._tunables import OVERSAMPLING, ROUNDS, SEEDING_CALL_WORK
+from ._tunables import (
+    OVERSAMPLING,
+    ROUNDS,
+    SEED_OVERSAMPLING,
+    SEED_ROUNDS,
+    SEED_ROWS_MIN,
+    SEED_ROWS_PER_CENTER,
+    SEEDING_CALL_WORK,
+)
 from ._validation import as_csr, as_float_array, check_generator, check_sample_weight, is_sparse
 
-__all__ = ["kmeans_parallel", "kmeans_plusplus", "scalable_initial_centers", "seed_indices"]
+__all__ = [
+    "kmeans_parallel",
+    "kmeans_parallel_rows",
+    "kmeans_plusplus",
+    "scalable_initial_centers",
+    "seed_indices",
+    "seeding_sample",
+]
 
 
 class Source(Protocol):
@@ -47,6 +69,35 @@ def initial_centers(X: np.ndarray, k: int, init, w: np.ndarray, rng: np.random.G
     if isinstance(init, str):
         return K.take_rows(X, random_indices(X.shape[0], k, w, rng))
     return np.array(init, dtype=X.dtype, order="C", copy=True)
+
+
+def seed_rows(k: int) -> int:
+    """Rows greedy k-means++ seeds ``k`` centers from, at most:
+    ``SEED_ROWS_PER_CENTER * k``, at least ``SEED_ROWS_MIN``."""
+    return max(SEED_ROWS_MIN, SEED_ROWS_PER_CENTER * k)
+
+
+def seeding_sample(n: int, k: int, w: np.ndarray, rng: np.random.Generator) -> np.ndarray | None:
+    """The rows ``init="k-means++"`` seeds ``k`` centers from: sorted indices
+    of :func:`seed_rows` rows drawn without replacement in proportion to the
+    weights ``w`` (empty: unit weights; Efraimidis and Spirakis keys
+    ``log(u_i) / w_i`` from one draw of ``n`` uniforms), each standing for an
+    equal share of the total weight; or None, drawing nothing from ``rng``,
+    when at most that many rows have a positive weight (greedy k-means++
+    then runs on every row with its own weight).
+
+    Greedy k-means++ evaluates ``2 + log k`` candidates a seed on every row
+    it runs on: on a sample of 10 rows a center it costs about two passes
+    over all rows instead of ``2 + log k`` times k.
+    """
+    m = seed_rows(k)
+    if (n if w.size == 0 else int(np.count_nonzero(w))) <= m:
+        return None
+    with np.errstate(divide="ignore"):
+        keys = np.log(rng.random(n))
+        if w.size:
+            keys = np.where(w > 0, keys / np.where(w > 0, w, 1.0), -np.inf)
+    return np.sort(np.argpartition(keys, n - m)[n - m :])
 
 
 def random_indices(n: int, k: int, w: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -105,6 +156,61 @@ def kmeans_parallel(rows: Source, k: int, rng: np.random.Generator) -> np.ndarra
     return C[seed_indices(C, k, weights, rng)].copy()
 
 
+def kmeans_parallel_rows(
+    assign: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]],
+    take: Callable[[np.ndarray], np.ndarray],
+    n: int,
+    k: int,
+    w: np.ndarray,
+    rng: np.random.Generator,
+    start: np.ndarray,
+    rounds: int | None = None,
+    oversampling: float | None = None,
+) -> np.ndarray:
+    """k-means|| rounds from the centers ``start`` over rows whose passes are
+    ``assign(C) -> (labels, squared distances)`` (host arrays of n) and
+    ``take(index) -> rows`` (dense, host), each round's distances only to
+    its new candidates; ``(k, d)`` centers, rows of the data or of ``start``
+    (k distinct rows of the data with positive weights, so that the centers
+    are distinct).
+
+    Each round draws every row independently with probability
+    ``min(1, l w_i D_i / phi)`` (``l = oversampling * k``, ``D_i`` the row's
+    squared distance to its nearest candidate so far, ``phi`` their
+    weighted sum) and lowers the rows' distances and nearest candidates by
+    one pass over the new ones. Greedy weighted k-means++ on the candidates
+    (``start`` and those drawn), each weighted by the mass of the rows
+    nearest to it, chooses the k centers. ``rounds`` rounds cost
+    ``n (len(start) + candidates drawn)`` distances: with the defaults
+    (None: ``SEED_ROUNDS`` and ``SEED_OVERSAMPLING``), about three passes
+    at k centers. No rounds return ``start``.
+    """
+    rounds = SEED_ROUNDS if rounds is None else rounds
+    oversampling = SEED_OVERSAMPLING if oversampling is None else oversampling
+    C = np.asarray(start)
+    if rounds == 0:
+        return C.copy()
+    labels, mind = assign(C)
+    labels = labels.astype(np.int64)
+    mind = mind.astype(np.float64)
+    for _ in range(rounds):
+        mass = mind * w if w.size else mind
+        phi = float(mass.sum())
+        if not phi > 0:
+            break  # every row is on a candidate
+        pick = np.flatnonzero(rng.random(n) < (oversampling * k / phi) * mass)
+        if pick.size == 0:
+            continue
+        new = take(pick).astype(C.dtype, copy=False)
+        near, dist = assign(new)
+        closer = dist < mind
+        mind[closer] = dist[closer]
+        labels[closer] = near[closer] + C.shape[0]
+        C = np.concatenate([C, new])
+    weights = np.bincount(labels, w if w.size else None, minlength=C.shape[0])
+    return C[seed_indices(C, k, weights.astype(np.float64), rng)].copy()
+
+
 def seed_indices(X: np.ndarray, k: int, w: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Row indices chosen by greedy k-means++ with ``2 + floor(log k)`` local trials."""
     return greedy_seeds(X, w, rng.random((k, local_trials(k))))
@@ -129,7 +235,14 @@ def greedy_seeds(X: np.ndarray, w: np.ndarray, uniforms: np.ndarray) -> np.ndarr
 def kmeans_plusplus(
     X, n_clusters: int, *, sample_weight=None, random_state=None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Greedy k-means++ seeding (as scikit-learn's ``kmeans_plusplus``).
+    """Greedy k-means++ seeding (as scikit-learn's ``kmeans_plusplus``), over
+    every row.
+
+    :class:`fastrbfkm.RBFKMeans`'s ``init="k-means++"`` runs it on a
+    random sample of ``max(10000, 10 * n_clusters)`` rows when X has more,
+    and then two k-means|| rounds over every row: a few passes over X instead
+    of ``(2 + log k) n_clusters``, at the same inertia after Lloyd's
+    algorithm.
 
     Parameters
     ----------

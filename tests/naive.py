@@ -314,3 +314,28 @@ def nearest_centers(C, q):
     np.fill_diagonal(D, np.inf)
     order = np.argsort(D, axis=1, kind="stable")[:, :q]
     return np.concatenate([np.arange(len(C))[:, None], order], axis=1)
+
+
+def kmeans_parallel_rows(X, w, k, start, rng, rounds, oversampling):
+    """k-means|| rounds from the centers ``start``, then greedy weighted
+    k-means++ on every candidate (weighted by the mass of the rows nearest
+    to it, ties to the lowest index), all distances from differences, the
+    random draws taken from ``rng`` in the order of
+    :func:`fastrbfkm.seeding.kmeans_parallel_rows`."""
+    X = np.asarray(X, dtype=np.float64)
+    w = weights(w, len(X))
+    C = np.asarray(start, dtype=np.float64)
+
+    def distances(C):
+        return ((X[:, None, :] - C[None, :, :]) ** 2).sum(axis=2)
+
+    for _ in range(rounds):
+        mass = w * distances(C).min(axis=1)
+        phi = mass.sum()
+        if not phi > 0:
+            break
+        pick = np.flatnonzero(rng.random(len(X)) < oversampling * k / phi * mass)
+        C = np.concatenate([C, X[pick]])
+    masses = np.bincount(distances(C).argmin(axis=1), w, minlength=len(C))
+    uniforms = rng.random((k, 2 + int(np.log(k))))
+    return C[kmeans_plusplus(C, masses, k, uniforms)]

@@ -95,6 +95,20 @@ def test_initial_centers_draw_the_same_rows(init):
     np.testing.assert_array_equal(got, want)
 
 
+def test_sampled_kmeans_plusplus_draws_the_same_rows(monkeypatch):
+    """With more rows than the seeding sample: greedy k-means++ on the same
+    sample, the same k-means|| round, the same centers (a float64 problem
+    in few features, whose distances both sides sum from differences)."""
+    import fastrbfkm.seeding as seeding
+
+    monkeypatch.setattr(seeding, "SEED_ROWS_PER_CENTER", 2)
+    monkeypatch.setattr(seeding, "SEED_ROWS_MIN", 9)
+    _, gpu, cpu = pair(seed=7)
+    got = gpu.initial_centers(4, "k-means++", np.random.default_rng(3))
+    want = cpu.initial_centers(4, "k-means++", np.random.default_rng(3))
+    np.testing.assert_array_equal(got, want)
+
+
 def test_float32_rows():
     C, gpu, cpu = pair(np.float32, seed=6)
     assert gpu.dtype == np.float32

@@ -41,6 +41,8 @@ SCRIPT = textwrap.dedent(
         # pruned hard passes over Lloyd iterations: labels, bounds, statistics
         from fastrbfkm._rows import InMemoryRows
         rows = InMemoryRows(X, w)
+        # init="k-means++" in memory: greedy k-means++ on a weighted sample
+        h.update(rows.initial_centers(7, "k-means++", np.random.default_rng(0)).tobytes())
         C = X[:40].copy()
         bounds = rows.new_bounds(40)
         for _ in range(4):

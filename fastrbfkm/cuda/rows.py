@@ -17,7 +17,7 @@ import numpy as np
 from numba import cuda
 
 from .._rows import Farthest, Moments, Rows, draw_keys, oversample_index
-from ..seeding import local_trials, random_indices
+from ..seeding import kmeans_parallel_rows, local_trials, random_indices, seeding_sample
 from . import arrays, passes, seeding
 from .config import TILE, cdiv
 from .distances import square_root
@@ -116,13 +116,29 @@ class DeviceRows(Rows):
         from ``rng``: k-means++ runs on the device; "random" copies the
         weights (not X) to the host to draw the rows."""
         if isinstance(init, str) and init == "k-means++":
+            w = self._host_weights()
+            sample = seeding_sample(self.n, k, w, rng)
             uniforms = rng.random((k, local_trials(k)))
-            index = seeding.kmeans_plusplus(self.X, self.w, k, uniforms, self.ws)
-            return passes.gather(self.X, index, self.ws)
+            if sample is None:
+                index = seeding.kmeans_plusplus(self.X, self.w, k, uniforms, self.ws)
+                return passes.gather(self.X, index, self.ws)
+            rows = cuda.to_device(passes.gather(self.X, sample, self.ws))
+            unit = cuda.device_array(0, dtype=np.float64)
+            index = sample[seeding.kmeans_plusplus(rows, unit, k, uniforms, self.ws)]
+            start = passes.gather(self.X, index, self.ws)
+            return kmeans_parallel_rows(self._nearest, self._take, self.n, k, w, rng, start)
         if isinstance(init, str):
             index = random_indices(self.n, k, self._host_weights(), rng)
             return passes.gather(self.X, index, self.ws)
         return np.array(init, dtype=self.dtype, order="C", copy=True)
+
+    def _nearest(self, C: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Host labels and squared distances to the nearest of C."""
+        labels, mind, _ = passes.hard_assign(self.X, self._centers(C), self.w, self.ws)
+        return labels.copy_to_host(), mind.copy_to_host()
+
+    def _take(self, index: np.ndarray) -> np.ndarray:
+        return passes.gather(self.X, index, self.ws)
 
     def _out(self, A):
         """A device result where the data came from."""
