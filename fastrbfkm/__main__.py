@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ._deprecation import renamed_option
+from ._model import ASSIGNMENTS, METRICS
 from ._warmup import KINDS
 
 if TYPE_CHECKING:
@@ -635,7 +636,7 @@ def build_parser() -> tuple[OneLineParser, dict[str, OneLineParser]]:
         help="with --n-clusters auto, the most clusters considered (default 10; give about twice "
         "the count you expect)",
     )
-    fit.add_argument("--assignment", default="entmax15", choices=["entmax15", "softmax", "hard"])
+    fit.add_argument("--assignment", default="entmax15", choices=list(ASSIGNMENTS))
     fit.add_argument("--sigma", type=parse_sigma, default="auto", help="'auto' or a temperature")
     fit.add_argument("--n-init", type=int, default=1, help="runs with different seeds (default 1)")
     fit.add_argument(
@@ -667,7 +668,7 @@ def build_parser() -> tuple[OneLineParser, dict[str, OneLineParser]]:
     fit.add_argument(
         "--metric",
         default="euclidean",
-        choices=["euclidean", "cosine"],
+        choices=list(METRICS),
         help="cosine: spherical K-Means, the rows at unit length (default euclidean)",
     )
     fit.add_argument(

@@ -28,10 +28,11 @@ from sklearn.utils.validation import check_is_fitted
 from . import _kernels as K
 from ._backend import open_rows
 from ._deprecation import caller_level
+from ._model import ASSIGNMENTS
 from ._rows import Rows
 from ._sphere import METRICS
 from ._threads import one_blas_thread
-from ._validation import ASSIGNMENTS, as_float_array, check_integer_params, check_sigma
+from ._validation import as_float_array, check_assignment, check_integer_params, check_sigma
 
 
 class BaseRBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, BaseEstimator):
@@ -216,7 +217,7 @@ class BaseRBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMi
                     "fit with assignment='entmax15' or 'softmax' for soft memberships, or "
                     "use fastrbfkm.responsibilities(X, model.cluster_centers_, sigma)."
                 )
-        mode = ASSIGNMENTS[self.assignment] if sigma > 0 else K.HARD
+        mode = check_assignment(self.assignment) if sigma > 0 else K.HARD
         return rows.responsibilities(self._centers_like(rows), sigma, mode)
 
     @one_blas_thread

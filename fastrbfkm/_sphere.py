@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
-#: The metrics the estimators and functions take.
-METRICS = ("euclidean", "cosine")
+from ._model import METRICS
+
 #: Smallest mean resultant length a critical temperature divides by: rows
 #: whose directions cancel out split at any temperature, not at infinity.
 MIN_RESULTANT = 1e-6
@@ -26,10 +26,11 @@ MIN_RESULTANT = 1e-6
 
 def check_metric(metric) -> bool:
     """Whether ``metric`` is the sphere's (``"cosine"``); a clear error for
-    anything but the names in :data:`METRICS`."""
+    anything but the names in :data:`METRICS` (the registry of
+    :mod:`fastrbfkm._model`)."""
     if not isinstance(metric, str) or metric not in METRICS:
-        raise ValueError(f"metric must be 'euclidean' or 'cosine'; got {metric!r}.")
-    return metric == "cosine"
+        raise ValueError(f"metric must be {' or '.join(map(repr, METRICS))}; got {metric!r}.")
+    return METRICS[metric].sphere
 
 
 def _zero_row_error(index: int) -> ValueError:

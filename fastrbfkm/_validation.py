@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._kernels import CSR, ENTMAX15, HARD, SOFTMAX
-
-ASSIGNMENTS = {"hard": HARD, "softmax": SOFTMAX, "entmax15": ENTMAX15}
+from ._kernels import CSR
+from ._model import ASSIGNMENTS
 
 
 def float_dtype(array: np.ndarray, name: str) -> np.dtype:
@@ -217,18 +216,21 @@ def check_sigma(sigma) -> float:
 
 
 def check_assignment(assignment) -> int:
-    """Kernel code of ``assignment``, one of 'hard', 'softmax', 'entmax15'."""
+    """Kernel code of ``assignment``, one of the names registered in
+    :data:`fastrbfkm._model.ASSIGNMENTS`."""
     if not isinstance(assignment, str) or assignment not in ASSIGNMENTS:
         raise ValueError(f"assignment must be one of {sorted(ASSIGNMENTS)}; got {assignment!r}.")
-    return ASSIGNMENTS[assignment]
+    return ASSIGNMENTS[assignment].code
 
 
 def check_soft_assignment(assignment) -> int:
-    """Kernel code of a soft ``assignment``, 'softmax' or 'entmax15' (what
-    has a temperature: critical temperatures, annealing, phase diagrams)."""
+    """Kernel code of a soft ``assignment``, a registered one with a
+    temperature ('softmax', 'entmax15': what critical temperatures,
+    annealing and phase diagrams take)."""
     mode = check_assignment(assignment)
-    if mode == HARD:
-        raise ValueError("assignment must be 'softmax' or 'entmax15': hard has no temperature.")
+    if not ASSIGNMENTS[assignment].soft:
+        soft = " or ".join(repr(name) for name, a in ASSIGNMENTS.items() if a.soft)
+        raise ValueError(f"assignment must be {soft}: {assignment} has no temperature.")
     return mode
 
 

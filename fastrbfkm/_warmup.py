@@ -46,6 +46,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ._model import ASSIGNMENTS
+
 #: The kinds of input, in the order they are compiled.
 KINDS = ("arrays", "sparse", "memmap", "dask", "torch")
 DTYPES = (np.float64, np.float32)
@@ -107,7 +109,7 @@ def _functional(X, C) -> None:
     passes; seeding and the annealing path."""
     import fastrbfkm as api
 
-    for assignment in ("hard", "softmax", "entmax15"):
+    for assignment in ASSIGNMENTS:
         api.responsibilities(X, C, 0.5, assignment)
         api.objective(X, C, 0.5, assignment)
         api.gradient(X, C, 0.5, assignment)
@@ -207,7 +209,7 @@ def _torch(dtype) -> list[Group]:
         from .torch import RBFKMeansLayer
 
         X = torch.as_tensor(_blobs(dtype, n=500)).requires_grad_()
-        for assignment in ("hard", "softmax", "entmax15"):
+        for assignment in ASSIGNMENTS:
             model = RBFKMeansLayer(4, X.shape[1], sigma=1.0, assignment=assignment).to(X.dtype)
             model.init_from(X.detach())
             (model.loss(X) + model(X)[:, 0].sum()).backward()

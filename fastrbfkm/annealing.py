@@ -26,6 +26,7 @@ from . import _kernels as K
 from ._axes import forms_scatter, largest_variance, principal, spreads_and_cells
 from ._backend import open_rows
 from ._deprecation import keyword_only, renamed, warn
+from ._model import assignment_of
 from ._rows import Rows
 from ._schedule import GeometricSchedule, GivenSchedule, Schedule
 from ._spares import Candidates, Spares
@@ -34,7 +35,6 @@ from ._threads import one_blas_thread
 from ._tunables import (
     MERGE_RADIUS,
     PERTURBATION,
-    SOFTMAX_HARD_TOL,
     SPLIT_GAIN_RATIO,
     SPLIT_MARGIN,
     SPLIT_OPENING_GROWTH,
@@ -42,7 +42,6 @@ from ._tunables import (
     TAIL_STEPS,
 )
 from ._validation import (
-    ASSIGNMENTS,
     as_float_array,
     check_count,
     check_generator,
@@ -153,7 +152,7 @@ class _PathBuilder:
 def critical_from_variance(lam: float, n_clusters: int, mode: int) -> float:
     """``2 lambda_max`` (softmax) or ``2 sqrt(k) lambda_max`` (entmax15),
     from the largest eigenvalue ``lam`` of the covariance."""
-    return 2.0 * lam * (np.sqrt(n_clusters) if mode == K.ENTMAX15 else 1.0)
+    return 2.0 * lam * assignment_of(mode).critical_factor(n_clusters)
 
 
 @keyword_only
@@ -504,10 +503,10 @@ def _converge(rows, A, sigma, mode, max_iter, tol, floor, fresh):
 
 
 def is_hard(summary: np.ndarray, mode: int) -> bool:
-    """Whether every row was one-hot (entmax15) or within 1e-12 of it (softmax)."""
-    if mode == K.SOFTMAX:
-        return bool(summary[K.OFF_WINNER_MAX] <= SOFTMAX_HARD_TOL)
-    return bool(summary[K.SOFT] == 0)
+    """Whether every row was one-hot (entmax15) or within 1e-12 of it
+    (softmax): the assignment's own test (:attr:`Assignment.is_hard
+    <fastrbfkm._model.Assignment>`)."""
+    return assignment_of(mode).is_hard(summary)
 
 
 def candidates(
@@ -544,7 +543,7 @@ def candidates(
             rows, A, sigma, mode, cells=True, rtol=SPLIT_RTOL
         )
         axes_of = partial(np.take, axes, axis=0)
-    factor = np.sqrt(2.0) if mode == K.ENTMAX15 else 1.0
+    factor = assignment_of(mode).split_factor
     gain = mass * cell_spread
     wanted = np.argsort(-gain, kind="stable")[: int(np.count_nonzero(~active))]
     critical = 2.0 * factor * spread[wanted]
@@ -588,7 +587,7 @@ class SplitLog:
 
 
 def _name(mode: int) -> str:
-    return next(name for name, code in ASSIGNMENTS.items() if code == mode)
+    return assignment_of(mode).name
 
 
 @renamed(C0="C")

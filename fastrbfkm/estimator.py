@@ -27,7 +27,7 @@ from ._tunables import (
     EVERY_ROW_SWAP_ROUNDS,
     POLISH_TOL_FACTOR,
 )
-from ._validation import ASSIGNMENTS
+from ._validation import check_assignment
 from .annealing import AnnealPlan, AnnealSettings, critical_from_variance, run_anneal
 from .lloyd import LloydResult, improve_by_swaps, improve_by_transfers, run_lloyd
 from .phases import DEFAULT_COOLING as PHASE_COOLING
@@ -343,7 +343,7 @@ class RBFKMeans(BaseRBFKMeans):
         """
         rows = self._open_fit_rows(X, sample_weight)
         d = rows.d
-        mode = ASSIGNMENTS[self.assignment]
+        mode = check_assignment(self.assignment)
         rng = check_random_state(self.random_state)
         diagram = None
         if self.n_clusters == "auto":

@@ -54,7 +54,7 @@ from ._tunables import (
     SPLIT_MARGIN,
     SPLIT_STEP,
 )
-from ._validation import ASSIGNMENTS
+from ._validation import check_assignment
 from .annealing import AnnealPlan, candidates, critical_from_variance, is_hard
 from .lloyd import improve_by_swaps, run_lloyd
 
@@ -305,7 +305,7 @@ class MiniBatchRBFKMeans(BaseRBFKMeans):
             print(f"MiniBatchRBFKMeans: stopped after {self.n_steps_} batches")
         if self.full_step:
             # the batches' noise out of the centers: one step over every row
-            mode = ASSIGNMENTS[self.assignment] if self.sigma_ > 0 else K.HARD
+            mode = check_assignment(self.assignment) if self.sigma_ > 0 else K.HARD
             N, S, _ = rows.stats(self._centers_like(rows), self.sigma_, mode)
             live = N > 0
             self._C[live] = S[live] / N[live, None]
@@ -376,7 +376,7 @@ class MiniBatchRBFKMeans(BaseRBFKMeans):
         size = self.init_size or max(3 * int(self.batch_size), 3 * k)
         Xs, ws = rows.batch(min(int(size), max(rows.n, k)), rng)
         probe = in_memory(Xs, ws, rows.sphere)
-        mode = ASSIGNMENTS[self.assignment]
+        mode = check_assignment(self.assignment)
         self._rng = rng
         self._probe = probe
         self.sigma_critical_ = None
@@ -421,7 +421,7 @@ class MiniBatchRBFKMeans(BaseRBFKMeans):
         centers, the online update, the schedule. Returns the batch's summary
         (:func:`fastrbfkm._kernels.block_stats`) at the centers it started
         from and the centers' squared shift."""
-        mode = ASSIGNMENTS[self.assignment] if self.sigma_ > 0 else K.HARD
+        mode = check_assignment(self.assignment) if self.sigma_ > 0 else K.HARD
         active = self._spares.active
         A = np.ascontiguousarray(self._C[active], dtype=rows.dtype)
         N, S, summary = rows.stats(A, self.sigma_, mode)

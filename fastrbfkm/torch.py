@@ -19,21 +19,16 @@ from torch import nn
 
 from . import _kernels as K
 from ._deprecation import REMOVED_IN, keyword_only, renamed, renamed_value, warn
+from ._model import assignment_of
 from ._schedule import GeometricSchedule
 from ._sphere import check_metric
 from ._threads import one_blas_thread
-from ._validation import ASSIGNMENTS, check_value_range
+from ._validation import check_assignment, check_value_range
 
 __all__ = ["RBFKMeansLayer", "rbf_kmeans_loss", "responsibilities"]
 
 
 # ----------------------------------------------------------------- checks
-
-
-def _mode(assignment: str) -> int:
-    if not isinstance(assignment, str) or assignment not in ASSIGNMENTS:
-        raise ValueError(f"assignment must be one of {sorted(ASSIGNMENTS)}; got {assignment!r}.")
-    return ASSIGNMENTS[assignment]
 
 
 def _sigma(sigma) -> float:
@@ -60,7 +55,7 @@ def _sigma(sigma) -> float:
 def _mode_at(assignment: str, sigma: float) -> int:
     """The assignment's mode; ``sigma = 0`` is the hard limit for every
     assignment, as in the numpy API."""
-    mode = _mode(assignment)
+    mode = check_assignment(assignment)
     return mode if sigma > 0 else K.HARD
 
 
@@ -216,10 +211,10 @@ class _Responsibilities(torch.autograd.Function):
     @one_blas_thread
     def backward(ctx, G):
         X, C, R = ctx.saved_tensors
-        if ctx.mode == K.HARD:  # piecewise constant
+        vjp = assignment_of(ctx.mode).vjp()
+        if vjp is None:  # hard: piecewise constant
             return torch.zeros_like(X), torch.zeros_like(C), None, None
         dtype = _kernel_dtype(X)
-        vjp = K.softmax_backward if ctx.mode == K.SOFTMAX else K.entmax15_backward
         gz = vjp(_numba_ready(R, dtype), _numba_ready(G, dtype))
         gz = torch.from_numpy(gz).to(X.dtype)
         Cx = C.to(X.dtype)  # the forward pass measured C in X's dtype
@@ -296,14 +291,18 @@ def _torch_assign(D: torch.Tensor, sigma: float, mode: int, span2: float) -> tor
     Z = _torch_logits(D, sigma, span2)
     if mode == K.SOFTMAX:
         return torch.softmax(Z, dim=1).to(D.dtype)
-    return torch_entmax15(Z, clamp=not _plain(span2, sigma, Z.dtype)).to(D.dtype)
+    if mode == K.ENTMAX15:
+        return torch_entmax15(Z, clamp=not _plain(span2, sigma, Z.dtype)).to(D.dtype)
+    raise ValueError(f"no torch forward for assignment {assignment_of(mode).name!r}.")
 
 
 def _entropy(R: torch.Tensor, mode: int) -> torch.Tensor:
     """Each row's entropy: Shannon's (softmax) or Tsallis-1.5 (entmax15)."""
     if mode == K.SOFTMAX:
         return -torch.special.xlogy(R, R).sum(1)
-    return (4.0 / 3.0) * (1 - (R * R.clamp_min(0).sqrt()).sum(1))
+    if mode == K.ENTMAX15:
+        return (4.0 / 3.0) * (1 - (R * R.clamp_min(0).sqrt()).sum(1))
+    raise ValueError(f"no torch entropy for assignment {assignment_of(mode).name!r}.")
 
 
 def _torch_loss(X, C, w, sigma, mode, span2):
@@ -320,9 +319,11 @@ def _torch_loss(X, C, w, sigma, mode, span2):
     elif mode == K.SOFTMAX:  # min D - sigma log sum exp(-(D - min D) / sigma), stably
         low = D.detach().min(dim=1).values  # the terms in min D cancel: held fixed
         rows = low - sigma * torch.logsumexp(_torch_logits(D, sigma, span2), dim=1)
-    else:
+    elif mode == K.ENTMAX15:
         R = torch_entmax15(_torch_logits(D, sigma, span2), not _plain(span2, sigma, D.dtype))
         rows = (R * D).sum(1) - sigma * _entropy(R, mode)
+    else:
+        raise ValueError(f"no torch loss for assignment {assignment_of(mode).name!r}.")
     if w is None:
         return rows.mean()
     return (w * rows).sum() / w.sum()
@@ -510,7 +511,7 @@ class RBFKMeansLayer(nn.Module):
                 raise TypeError(f"{name} must be a positive integer; got {value!r}.")
             if value < 1:
                 raise ValueError(f"{name} must be a positive integer; got {value!r}.")
-        _mode(assignment)
+        check_assignment(assignment)
         check_metric(metric)
         self.assignment = assignment
         self.metric = metric

@@ -26,6 +26,7 @@ import fastrbfkm as fk
 from fastrbfkm import _kernels as K
 from fastrbfkm import cuda as fcuda
 from fastrbfkm._backend import choose
+from fastrbfkm._model import ASSIGNMENTS
 from fastrbfkm._tunables import AUTO_MIN_WORK
 
 from . import naive
@@ -52,7 +53,7 @@ elif SIM:
 else:
     SHAPES = []
 SHAPE_IDS = [f"n{n}-d{d}-k{k}" for n, d, k in SHAPES]
-MODES = {"hard": K.HARD, "softmax": K.SOFTMAX, "entmax15": K.ENTMAX15}
+MODES = {name: a.code for name, a in ASSIGNMENTS.items()}
 
 
 def scale_of(X, C):
@@ -158,6 +159,16 @@ def test_responsibilities_match_cpu(shape, assignment, dtype):
     np.testing.assert_allclose(got.astype(np.float64).sum(axis=1), 1.0, rtol=tolerance(dtype))
     if dtype == np.float64:
         np.testing.assert_array_equal(got > 0, want > 0)  # the same supports
+
+
+def test_an_unregistered_code_gives_nan_not_another_assignment():
+    """The device kernels have one branch per registered code, no catch-all."""
+    from fastrbfkm.cuda import passes
+
+    X, C, _ = make_problem(*SHAPES[0], np.float64, seed=4)
+    ws = passes.Workspace()
+    R = passes.responsibilities(cuda.to_device(X), C, 1.0, 7, ws).copy_to_host()
+    assert np.isnan(R).all()
 
 
 @pytest.mark.parametrize("sigma", [0.0, 1e-300, 1e300])

@@ -4,11 +4,13 @@ import numpy as np
 import pytest
 
 import fastrbfkm as fk
+from fastrbfkm._model import ASSIGNMENTS as REGISTERED
 
 from . import naive
 from .helpers import make_problem
 
-ASSIGNMENTS = ["hard", "softmax", "entmax15"]
+#: Every registered assignment: a new one is tested here against tests/naive.py.
+ASSIGNMENTS = list(REGISTERED)
 
 
 def check_all_finite(X, C, sigma, w=None):

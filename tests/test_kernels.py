@@ -8,12 +8,14 @@ import fastrbfkm as fk
 import fastrbfkm.seeding
 from fastrbfkm import _kernels as K
 from fastrbfkm._kernels.chunks import BLOCK_ROWS, MIN_CHUNK_ROWS, chunk_bounds, n_chunks
+from fastrbfkm._model import ASSIGNMENTS as REGISTERED
 from fastrbfkm.seeding import greedy_seeds
 
 from . import naive
 from .helpers import make_problem, tolerance
 
-ASSIGNMENTS = ["hard", "softmax", "entmax15"]
+#: Every registered assignment: a new one is tested here against tests/naive.py.
+ASSIGNMENTS = list(REGISTERED)
 SHAPES = [
     (1, 1, 1),
     (7, 1, 3),
@@ -144,7 +146,7 @@ def test_statistics_when_most_rows_are_one_hot(shape, assignment, dtype):
 
 
 def naive_mode(assignment):
-    return {"hard": K.HARD, "softmax": K.SOFTMAX, "entmax15": K.ENTMAX15}[assignment]
+    return REGISTERED[assignment].code
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)

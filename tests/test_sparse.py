@@ -10,6 +10,7 @@ import fastrbfkm as fk
 from fastrbfkm import _kernels as K
 from fastrbfkm._backend import open_rows
 from fastrbfkm._kernels.chunks import MIN_CHUNK_ROWS
+from fastrbfkm._model import ASSIGNMENTS as REGISTERED
 from fastrbfkm._rows import InMemoryRows, SparseRows
 from fastrbfkm._tunables import DENSE_MAX
 from fastrbfkm._validation import as_csr
@@ -17,7 +18,8 @@ from fastrbfkm._validation import as_csr
 from . import naive
 from .helpers import tolerance
 
-ASSIGNMENTS = ["hard", "softmax", "entmax15"]
+#: Every registered assignment: a new one is tested here against tests/naive.py.
+ASSIGNMENTS = list(REGISTERED)
 MODES = {"hard": K.HARD, "softmax": K.SOFTMAX, "entmax15": K.ENTMAX15}
 
 CASES = [

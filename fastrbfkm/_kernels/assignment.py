@@ -5,6 +5,8 @@ or ``-Z`` for logits) at temperature ``sigma``. ``assign_block`` is the single
 dispatcher, over a block of rows, that every kernel shares.
 """
 
+import math
+
 import numpy as np
 from numba import njit, prange
 
@@ -24,6 +26,9 @@ from .layout import (
 )
 from .softmax import EXP_UNDERFLOW, softmax_block
 
+#: The codes the kernels switch on, one explicit branch each (no catch-all:
+#: an unknown code gives NaN responsibilities, never another assignment's).
+#: fastrbfkm._model registers each under its public name.
 HARD = 0
 SOFTMAX = 1
 ENTMAX15 = 2
@@ -95,7 +100,8 @@ def assign_block(mode, E, m, sigma, emin, arg, R, F, work):
     0``, exactly 0 at the argmin ``arg``); ``E``, ``R`` and ``work`` are
     C-contiguous float64 ``(rows, k)`` arrays. Fills ``R`` with the
     responsibilities and ``F`` with each row's free energy ``sum_k r_k e_k -
-    sigma * H(r)``. ``sigma == 0`` is the hard limit for every mode.
+    sigma * H(r)``. ``sigma == 0`` is the hard limit for every mode. An
+    unregistered ``mode`` fills ``R`` and ``F`` with NaN.
     """
     k = E.shape[1]
     if mode == HARD or sigma == 0.0:
@@ -106,8 +112,13 @@ def assign_block(mode, E, m, sigma, emin, arg, R, F, work):
             F[r] = emin[r]
     elif mode == SOFTMAX:
         softmax_block(E, m, emin, sigma, R, F, work)
-    else:
+    elif mode == ENTMAX15:
         entmax15_block(E, m, emin, sigma, R, F, work)
+    else:
+        for r in range(m):
+            for j in range(k):
+                R[r, j] = np.nan
+            F[r] = np.nan
 
 
 #: Entmax15 keeps an entry whose scaled gap is at most 1: below this.
@@ -120,10 +131,29 @@ def reach(mode, sigma):
     minimum can get a nonzero responsibility iff ``g * scale < limit``, as
     the block functions compute it (softmax: ``exp(-g / sigma)`` has not
     underflowed to 0; entmax15: the half gap ``g / (2 sigma)`` is at most 1,
-    a candidate)."""
+    a candidate). Hard rows are treated as entmax15's (their callers test
+    hardness first); an unregistered ``mode`` keeps every entry in reach,
+    so that its rows go through :func:`assign_block`."""
     if mode == SOFTMAX:
         return 1.0 / sigma, EXP_UNDERFLOW
-    return 0.5 / sigma, _ENTMAX_REACH
+    elif mode == ENTMAX15 or mode == HARD:
+        return 0.5 / sigma, _ENTMAX_REACH
+    return 0.0, np.inf
+
+
+@njit(cache=True)
+def jacobian_weight(mode, r):
+    """``psi(r)``, a responsibility's weight in the scatter whose largest
+    eigenvalue gives a critical temperature (the assignment's Jacobian at
+    a split): ``r`` for softmax, ``sqrt(r)`` for entmax15; hard rows are
+    one-hot (``r`` is 0 or 1, its own square root). NaN for an
+    unregistered ``mode``. Compiled for the CPU here and for the GPU by
+    :mod:`fastrbfkm.cuda.sums`."""
+    if mode == SOFTMAX:
+        return r
+    elif mode == ENTMAX15 or mode == HARD:
+        return math.sqrt(r)
+    return math.nan
 
 
 @njit(cache=True)

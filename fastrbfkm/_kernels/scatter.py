@@ -13,12 +13,17 @@ without forming them (each a pass over X: the Lanczos iterations of
 :mod:`fastrbfkm._principal`).
 """
 
-import math
-
 import numpy as np
 from numba import njit, prange
 
-from .assignment import HARD, SOFTMAX, assign_block, load_gaps, row_argmin, soft_buffers
+from .assignment import (
+    HARD,
+    assign_block,
+    jacobian_weight,
+    load_gaps,
+    row_argmin,
+    soft_buffers,
+)
 from .cells import _scatter_cells
 from .chunks import chunk_bounds, n_chunks
 from .layout import (
@@ -38,7 +43,7 @@ def _add_scatter(X, i, C, j, wi, rj, mode, N, g, A, diff):
     ``N[g] += wi rj`` and ``A[g] += wi psi(rj) (x_i - c_j)(x_i - c_j)^T``,
     the differences in float64 (into ``diff``)."""
     N[g] += wi * rj
-    coef = wi * (rj if mode == SOFTMAX else math.sqrt(rj))
+    coef = wi * jacobian_weight(mode, rj)
     scatter_row(X, i, C, j, coef, A[g], diff)
 
 
@@ -190,7 +195,7 @@ def scatter_apply(X, C, w, sigma, mode, chosen, hard, V, labels):
                     if rj == 0.0:
                         continue
                     N_part[c, g] += wi * rj
-                    coef = wi * (rj if mode == SOFTMAX and not hard[g] else math.sqrt(rj))
+                    coef = wi * jacobian_weight(HARD if hard[g] else mode, rj)
                     P_part[c, g] += project_row(X, i, C, j, V[g], cv[g], coef, U_part[c, g], diff)
     N = np.zeros(m)
     U = np.zeros((m, d))

@@ -194,13 +194,16 @@ def entmax15_threshold(E, i, sign, emin, sigma, buf):
 
 @cuda.jit(device=True)
 def responsibility(kind, e, emin, sigma, param, is_winner):
-    """``r_j`` from ``e_j``: ``param`` is ``1 / sum t`` (softmax) or ``tau`` (entmax15)."""
+    """``r_j`` from ``e_j``: ``param`` is ``1 / sum t`` (softmax) or ``tau``
+    (entmax15); NaN for an unregistered ``kind``."""
     if kind == SOFTMAX:
         return softmax_term(e, emin, sigma) * param
     if kind == ENTMAX15:
         q = -half_gap(e, emin, sigma) - param
         return q * q if q > 0.0 else 0.0
-    return 1.0 if is_winner else 0.0
+    if kind == HARD:
+        return 1.0 if is_winner else 0.0
+    return math.nan
 
 
 @cuda.jit
@@ -235,8 +238,10 @@ def assign_rows(E, i0, i1, sign, sigma, mode, w, out, weighted, partial, p0):
                 total += softmax_term(energy(E, r, j, sign), emin, sigma)
             param = 1.0 / total
             free = emin - sigma * math.log(total)
-        else:
+        elif mode == ENTMAX15:
             param = entmax15_threshold(E, r, sign, emin, sigma, buf)
+        else:  # an unregistered code: NaN responsibilities (responsibility)
+            free = math.nan
         wi = w[i] if w.shape[0] > 0 else 1.0
         scale = wi if weighted else 1.0
         spent = 0.0  # entmax15: sum r (e - emin)

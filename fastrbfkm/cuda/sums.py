@@ -12,13 +12,12 @@ segments in order. No float atomics: every partial entry has one owner.
 from __future__ import annotations
 
 import functools
-import math
 from types import SimpleNamespace
 
 import numba
 from numba import cuda
 
-from .._kernels.assignment import SOFTMAX
+from .._kernels.assignment import jacobian_weight
 from .config import BLOCK, DEPTH, MICRO, ROW_THREADS, TILE
 
 #: Label of the rows past a segment's end: sorts after every real label.
@@ -136,7 +135,7 @@ def soft_scatter(R, i0, i1, X, C, w, mode, G, P):
                 if f == width - 1:
                     acc += wi * rj
                 else:
-                    coef = wi * (rj if mode == SOFTMAX else math.sqrt(rj))
+                    coef = wi * jacobian_weight(mode, rj)
                     ds = float(X[i, s]) - float(C[j, s])
                     acc += (coef * ds) * (float(X[i, t]) - float(C[j, t]))
         P[g, j * width + f] += acc
