@@ -6,6 +6,16 @@ Usage::
     python bench/frontier.py                  # the issue set and china, k = 1024 and 256
     python bench/frontier.py --sets issue --json r.json --markdown t.md --figure f.png
     python bench/frontier.py --sets sphere --sphere-n 1000000 --ks 4096
+    python bench/frontier.py --sets topics --ks 64     # sparse: scikit-learn(-intelex) only
+
+Sets (``bench/many_modes.py`` says how each is made; all seeded): *issue*,
+the many-modes data of the annealing issue (200000 x 64 float32, 2000
+anisotropic modes of Dirichlet-mixed sizes; k = 1024 by default); *china*
+and *flower*, scikit-learn's photographs as 273280 RGB rows (k = 256);
+*sphere*, embedding-like unit rows on subspaces of the sphere with 4 modes
+a center (``--sphere-n`` rows, d = 64); *aniso*, 200000 x 32 rows of 4
+anisotropic modes a center; *topics*, a 20000 x 20000 TF-IDF-like CSR
+matrix with 2 topics a center (only the libraries that take sparse input).
 
 Each *point* is one library with one setting of its speed knobs, fitted in
 this process on the set's rows (every library warmed up on small data first,
@@ -52,7 +62,8 @@ from pathlib import Path
 import numpy as np
 from any_k import inertia64
 from machine import header, load_1min
-from many_modes import gaussian_modes, photo, sphere_modes
+from many_modes import gaussian_modes, photo, sphere_modes, topic_tfidf
+from scipy import sparse
 
 from fastrbfkm import RBFKMeans
 
@@ -78,7 +89,7 @@ class Set:
         return f"{self.name} n{self.n} d{self.d} k{self.k}"
 
 
-def make_rows(s: Set) -> np.ndarray:
+def make_rows(s: Set):
     if s.name == "issue":
         return gaussian_modes(s.n, s.d, 2000, anisotropic=True)
     if s.name in ("china", "flower"):
@@ -87,6 +98,8 @@ def make_rows(s: Set) -> np.ndarray:
         return sphere_modes(s.n, s.d, 4 * s.k)
     if s.name == "aniso":  # 4 anisotropic modes a center
         return gaussian_modes(s.n, s.d, 4 * s.k, anisotropic=True)
+    if s.name == "topics":  # TF-IDF-like CSR rows, 2 topics a center
+        return topic_tfidf(s.n, s.d, 2 * s.k)
     raise ValueError(f"unknown set {s.name!r}")
 
 
@@ -101,6 +114,8 @@ def sets(args) -> list[Set]:
             out += [Set("sphere", k, args.sphere_n, 64) for k in args.ks or (1024,)]
         elif name == "aniso":
             out += [Set("aniso", k, 200_000, 32) for k in args.ks or (1024,)]
+        elif name == "topics":
+            out += [Set("topics", k, 20_000, 20_000) for k in args.ks or (64,)]
         else:
             raise SystemExit(f"unknown set {name!r}")
     return out
@@ -113,7 +128,8 @@ def sets(args) -> list[Set]:
 class Point:
     library: str
     setting: str
-    make: object = field(repr=False)  # (X, k, seed) -> (centers, train seconds)
+    make: object = field(repr=False)  # (X, k, seed) -> (centers, train s, labelled s)
+    sparse: bool = False  # takes a scipy.sparse CSR matrix
 
 
 def _sklearn(KMeans, **kw):
@@ -185,7 +201,8 @@ def peer_points(only: set[str] | None) -> list[Point]:
 
     def add(library, kw, make):
         if only is None or library in only:
-            points.append(Point(library, setting(kw), make))
+            takes_csr = library.startswith("scikit-learn")
+            points.append(Point(library, setting(kw), make, takes_csr))
 
     from sklearn.cluster import KMeans
 
@@ -227,19 +244,25 @@ def peer_points(only: set[str] | None) -> list[Point]:
 
 
 def our_points(k: int, n: int) -> list[Point]:
-    """fastrbfkm's settings: hard fits on samples of 16 .. 128 rows a
-    center, or every row, and the default annealed fit."""
+    """fastrbfkm's settings: hard fits on samples of 4 .. 128 rows a
+    center (k-means++, or random rows for the fastest), or every row, and
+    the default annealed fit on a sample and on every row."""
     grid: list[dict] = []
-    for per_center in (16, 32, 64, 128):
-        size = per_center * k
-        if size >= n:
+    for per_center in (4, 8, 16, 32, 64, 128):
+        if per_center * k >= n:
             continue
         for max_iter in (5, 20):
-            grid.append({"assignment": "hard", "train_size": size, "max_iter": max_iter})
+            grid.append({"assignment": "hard", "train_size": per_center * k, "max_iter": max_iter})
+    for per_center in (4, 16):
+        if per_center * k < n:
+            kw = {"assignment": "hard", "init": "random", "train_size": per_center * k}
+            grid.append({**kw, "max_iter": 10})
     grid.append({"assignment": "hard", "max_iter": 10})
     grid.append({"assignment": "hard"})
-    grid.append({})  # the default: annealing and its polish
-    return [Point("fastrbfkm", setting(kw), _ours(**kw)) for kw in grid]
+    if 64 * k < n:
+        grid.append({"train_size": 64 * k})
+    grid.append({})  # the default: annealing and its polish on every row
+    return [Point("fastrbfkm", setting(kw), _ours(**kw), True) for kw in grid]
 
 
 # -------------------------------------------------------------------- runs
@@ -290,8 +313,8 @@ def run_set(s: Set, points: list[Point], sk1_seeds: int, results: dict) -> dict:
         }
     for point in points:
         label = f"{point.library}: {point.setting}"
-        if label in entry["points"]:
-            continue
+        if label in entry["points"] or (sparse.issparse(X) and not point.sparse):
+            continue  # done, or a library without sparse input
         progress(f"{s.key}: {label}")
         try:
             entry["points"][label] = measure(point, X, s.k)
@@ -414,7 +437,9 @@ def int_list(text: str) -> tuple[int, ...]:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--sets", default="issue,china", help="issue, china, flower, sphere, aniso")
+    p.add_argument(
+        "--sets", default="issue,china", help="issue, china, flower, sphere, aniso, topics"
+    )
     p.add_argument("--ks", type=int_list, help="k for every set (default: issue 1024, photos 256)")
     p.add_argument("--sphere-n", type=int, default=200_000)
     p.add_argument(
