@@ -123,6 +123,19 @@ class RBFKMeans(BaseRBFKMeans):
         every row). None anneals every row where it lives; the single-row
         transfers, which visit the rows one at a time, then run only on data
         in memory (numpy arrays and scipy.sparse matrices).
+    train_size : int or None, default=None
+        Rows the fit learns the centers from, held in memory on the host, in
+        the spirit of faiss's ``max_points_per_centroid`` and
+        ``MiniBatchKMeans``'s ``init_size``: with more rows than this, a
+        seeded random sample of this many (drawn as for ``anneal_size``, in
+        proportion to ``sample_weight``, each standing for an equal share of
+        the total weight) is all that the seeding, the annealing, Lloyd and
+        the swap moves see, and one assignment pass over every row then
+        gives ``labels_`` and ``inertia_``. ``anneal_size`` then counts rows
+        of that sample. None (the default) learns from every row. A sample
+        of a few tens of rows a center trades a little inertia for a fit
+        that costs a few passes over the data; the performance page of the
+        documentation draws the trade.
     tol : float, default=1e-4
         Convergence when the squared Frobenius shift of the centers in one
         iteration is at most ``tol`` times the mean feature variance
@@ -255,6 +268,7 @@ class RBFKMeans(BaseRBFKMeans):
         max_iter=300,
         anneal_steps=3,
         anneal_size="auto",
+        train_size=None,
         tol=1e-4,
         refine=True,
         record_path=False,
@@ -274,6 +288,7 @@ class RBFKMeans(BaseRBFKMeans):
         self.max_iter = max_iter
         self.anneal_steps = anneal_steps
         self.anneal_size = anneal_size
+        self.train_size = train_size
         self.tol = tol
         self.refine = refine
         self.record_path = record_path
@@ -296,6 +311,7 @@ class RBFKMeans(BaseRBFKMeans):
             None,
             Interval(numbers.Integral, 1, None, closed="left"),
         ],
+        "train_size": [None, Interval(numbers.Integral, 1, None, closed="left")],
         "refine": ["boolean"],
         "record_path": ["boolean"],
     }
@@ -341,10 +357,14 @@ class RBFKMeans(BaseRBFKMeans):
         self : RBFKMeans
             The fitted estimator.
         """
-        rows = self._open_fit_rows(X, sample_weight)
-        d = rows.d
+        every = self._open_fit_rows(X, sample_weight)
+        d = every.d
         mode = check_assignment(self.assignment)
         rng = check_random_state(self.random_state)
+        rows = every  # the rows the centers are learnt from
+        if self.train_size is not None and every.n > self.train_size:
+            key = rng.randint(np.iinfo(np.int32).max)
+            rows = annealing_sample(every, int(self.train_size), key)
         diagram = None
         if self.n_clusters == "auto":
             diagram = diagram_of_rows(
@@ -392,6 +412,7 @@ class RBFKMeans(BaseRBFKMeans):
                 data = rows.as_given() if isinstance(rows, InMemoryRows) else X
                 init = self._init_array(init(data, k, np.random.RandomState(seed)), rows, k)
             result = self._fit_once(rows, mode, k, tol, moments, sigma_c, init, seed, run)
+            result["labels"], result["inertia"], result["counts"] = every.assign(result["centers"])
             if best is None or result["inertia"] < best["inertia"]:
                 best = result
 
@@ -409,10 +430,10 @@ class RBFKMeans(BaseRBFKMeans):
         self.phase_diagram_ = diagram
         self.cluster_centers_ = best["centers"]
         self.labels_ = best["labels"]
-        self.inertia_ = best["inertia"] / 2.0 if rows.sphere else best["inertia"]
+        self.inertia_ = best["inertia"] / 2.0 if every.sphere else best["inertia"]
         self.n_iter_ = best["n_iter"]
         self.sigma_ = best["sigma"]
-        self.soft_sigma_ = self._soft_sigma(best["inertia"], rows.weight, d)
+        self.soft_sigma_ = self._soft_sigma(best["inertia"], every.weight, d)
         self.sigma_critical_ = sigma_c
         self.path_ = best["path"] if self.record_path and soft else None
         self.start_ = best["start"]
@@ -505,12 +526,8 @@ class RBFKMeans(BaseRBFKMeans):
                 C = lloyd.centers
                 n_iter += lloyd.n_iter
             sigma = 0.0
-        labels, inertia, counts = rows.assign(C)
         return {
             "centers": np.ascontiguousarray(C, dtype=rows.dtype),
-            "labels": labels,
-            "counts": counts,
-            "inertia": float(inertia),
             "n_iter": n_iter,
             "sigma": sigma,
             "path": path,

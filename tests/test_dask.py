@@ -104,6 +104,22 @@ def test_fit_equals_numpy_fit(config, weighted):
     assert_same_fit(ref, fit, 1e-9, np.abs(X).max())
 
 
+@pytest.mark.parametrize("assignment", ["hard", "entmax15"])
+def test_train_size_draws_the_numpy_fit_s_sample(assignment):
+    """``train_size`` learns from a weighted sample drawn by row keys, the
+    same rows whatever holds them, and labels every chunk after."""
+    X, w = blobs(), weights()
+    params = dict(assignment=assignment, train_size=900, random_state=3)
+    ref = RBFKMeans(K_CLUSTERS, **params).fit(X, sample_weight=w)
+    with dask.config.set(scheduler="threads"):
+        fit = RBFKMeans(K_CLUSTERS, **params).fit(
+            da.from_array(X, chunks=(CHUNKS, 3)), sample_weight=w
+        )
+    np.testing.assert_array_equal(fit.cluster_centers_, ref.cluster_centers_)
+    np.testing.assert_array_equal(fit.labels_.compute(), ref.labels_)
+    assert fit.inertia_ == pytest.approx(ref.inertia_, rel=1e-12)
+
+
 @pytest.mark.parametrize("config", list(FITS))
 def test_cluster_fit_equals_numpy_fit_and_threads_bit_for_bit(client, config):
     X = blobs()

@@ -7,6 +7,7 @@ import warnings
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from sklearn.cluster import KMeans
 from sklearn.datasets import load_digits, load_iris, load_wine
 from sklearn.exceptions import ConvergenceWarning, NotFittedError
@@ -264,6 +265,8 @@ BAD_PARAMS = [
     ({"anneal_steps": 0}, "anneal_steps"),
     ({"anneal_size": 0}, "anneal_size"),
     ({"anneal_size": "all"}, "anneal_size"),
+    ({"train_size": 0}, "train_size"),
+    ({"train_size": "auto"}, "train_size"),
     ({"tol": -1.0}, "tol"),
     ({"refine": "yes"}, "refine"),
 ]
@@ -295,7 +298,7 @@ def test_parameters_of_the_wrong_type_raise_type_error(params):
 
 
 @pytest.mark.parametrize(
-    "name", ["n_clusters", "n_init", "max_iter", "anneal_steps", "anneal_size"]
+    "name", ["n_clusters", "n_init", "max_iter", "anneal_steps", "anneal_size", "train_size"]
 )
 def test_booleans_are_not_counts(name):
     """``True`` is an int in Python: it fitted as one cluster (or one run,
@@ -643,3 +646,61 @@ def test_verbose_reports_hard_iterations_as_scikit_learn(capsys):
     inertias = [float(line.split("inertia ")[1].rstrip(".")) for line in iterations]
     assert all(b <= a * (1 + 1e-12) for a, b in itertools.pairwise(inertias))  # Lloyd descends
     assert out[-1].startswith(f"Converged at iteration {km.n_iter_ - 1}:")
+
+
+@pytest.mark.parametrize("assignment", ["hard", "entmax15"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_train_size_learns_from_a_sample_and_labels_every_row(assignment, dtype):
+    X, _ = make_blobs(3001, centers=7, cluster_std=1.5, random_state=5)
+    X = X.astype(dtype)
+    w = np.random.default_rng(2).uniform(0.5, 2.0, size=len(X))
+    km = RBFKMeans(7, assignment=assignment, train_size=700, random_state=0)
+    km.fit(X, sample_weight=w)
+    C = km.cluster_centers_
+    assert C.dtype == dtype and C.shape == (7, 2)
+    # Every row labelled at the learnt centers, the inertia over every row.
+    np.testing.assert_array_equal(km.labels_, naive.sqdist(X, C).argmin(axis=1))
+    np.testing.assert_array_equal(km.predict(X), km.labels_)
+    assert km.inertia_ == pytest.approx(naive.inertia(X, C, w), rel=1e-5)
+    # Reproducible; another seed draws another sample.
+    again = RBFKMeans(7, assignment=assignment, train_size=700, random_state=0)
+    np.testing.assert_array_equal(again.fit(X, sample_weight=w).cluster_centers_, C)
+    # The centers are not those of every row: Lloyd on every row moves them.
+    full = RBFKMeans(7, assignment=assignment, random_state=0).fit(X, sample_weight=w)
+    assert not np.array_equal(full.cluster_centers_, C)
+    assert km.inertia_ <= full.inertia_ * 1.05
+
+
+def test_train_size_of_every_row_or_more_is_the_default_fit():
+    X, _ = make_blobs(800, centers=5, random_state=1)
+    default = RBFKMeans(5, random_state=3).fit(X)
+    for size in (800, 10**6):
+        same = RBFKMeans(5, train_size=size, random_state=3).fit(X)
+        np.testing.assert_array_equal(same.cluster_centers_, default.cluster_centers_)
+        assert same.inertia_ == default.inertia_
+
+
+def test_train_size_learns_from_the_sample_only():
+    """Rows left out of the sample do not move the centers: far outliers
+    that the sample misses get labels but no center."""
+    X, _ = make_blobs(2000, centers=3, random_state=2)
+    rng = np.random.default_rng(0)
+    X = np.vstack([X, 1e3 + rng.normal(size=(2, 2))])
+    km = RBFKMeans(3, assignment="hard", train_size=200, random_state=0).fit(X)
+    full = RBFKMeans(3, assignment="hard", random_state=0).fit(X)
+    assert np.abs(km.cluster_centers_).max() < 100  # no center went to the outliers
+    assert np.abs(full.cluster_centers_).max() > 100  # every row: one did
+    assert km.labels_.shape == (2002,)
+
+
+@pytest.mark.parametrize("kind", ["csr", "cosine"])
+def test_train_size_on_sparse_and_cosine_input(kind):
+    X, _ = make_blobs(1500, centers=4, n_features=6, random_state=3)
+    X = np.abs(X) + 0.1
+    metric = "cosine" if kind == "cosine" else "euclidean"
+    data = sp.csr_matrix(X) if kind == "csr" else X
+    km = RBFKMeans(4, train_size=300, metric=metric, random_state=0).fit(data)
+    Xu = X / np.linalg.norm(X, axis=1, keepdims=True) if kind == "cosine" else X
+    np.testing.assert_array_equal(km.labels_, naive.sqdist(Xu, km.cluster_centers_).argmin(axis=1))
+    expected = naive.inertia(Xu, km.cluster_centers_)
+    assert km.inertia_ == pytest.approx(expected / 2 if kind == "cosine" else expected, rel=1e-9)

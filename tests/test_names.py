@@ -359,6 +359,7 @@ CONCEPTS = {
         {"phase_diagram": 0.9},  # the resolution of the observed critical temperatures
     ),
     "anneal_size": (["RBFKMeans", "phase_diagram"], "auto", {}),
+    "train_size": (["RBFKMeans"], None, {}),
     "init": (["RBFKMeans", "MiniBatchRBFKMeans", "RBFKMeansLayer.init_from"], "k-means++", {}),
     "random_state": (
         ["RBFKMeans", "MiniBatchRBFKMeans", "anneal", "kmeans_plusplus", "phase_diagram",
