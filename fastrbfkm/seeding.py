@@ -128,14 +128,11 @@ def initial_centers(
     ------
     ValueError
         When ``init`` is a string that is not a name of :data:`INITS`, or
-        given centers that are not of shape ``(k, d)``, or (seeding from
-        the rows) k is not in ``[1, n]``.
+        given centers that are not of shape ``(k, d)``.
     """
     if isinstance(init, str):
         if init not in INITS:
             raise ValueError(_bad_init(init, k, rows.d, also))
-        if not 1 <= k <= rows.n:
-            raise ValueError(f"n_clusters must be in [1, n_samples={rows.n}]; got {k}.")
         return INITS[init](rows, k, rng)
     C = np.array(init, dtype=rows.dtype, order="C", copy=True)
     if C.shape != (k, rows.d):

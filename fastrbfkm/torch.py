@@ -625,10 +625,13 @@ class RBFKMeansLayer(nn.Module):
             from ._validation import as_float_array, check_generator
             from .seeding import initial_centers
 
+            k = self.centers.shape[0]
             rows = in_memory(as_float_array(Xn, "X", coordinates=True, fitting=True), np.empty(0))
+            if k > rows.n:  # as kmeans_plusplus, which the layer called
+                raise ValueError(f"n_clusters must be in [1, n_samples={rows.n}]; got {k}.")
             rows.sampled_seeding = False  # every row, as the layer always seeded
             rng = check_generator(random_state)
-            C = initial_centers(rows, self.centers.shape[0], init, rng, also=("fit",))
+            C = initial_centers(rows, k, init, rng, also=("fit",))
         self.centers.copy_(torch.as_tensor(C, dtype=self.centers.dtype))
         return self
 

@@ -124,3 +124,12 @@ def test_given_centers_of_the_wrong_shape_are_rejected(kind, X, tmp_path):
 def test_the_estimators_check_init_against_the_table():
     (names, *_) = BaseRBFKMeans._shared_constraints["init"]
     assert set(names.options) == set(seeding.INITS)
+
+
+def test_the_layer_needs_as_many_rows_as_clusters(X):
+    torch = pytest.importorskip("torch")
+    from fastrbfkm.torch import RBFKMeansLayer
+
+    for init in seeding.INITS:
+        with pytest.raises(ValueError, match=r"n_clusters must be in \[1, n_samples=3\]; got 4"):
+            RBFKMeansLayer(K, D, sigma=1.0).init_from(torch.tensor(X[:3]), init=init)
