@@ -108,8 +108,8 @@ class Variant:
                     return original(rows, k, init, rng)
                 start = rows.X[seeding.random_indices(rows.n, 1, rows.w, rng)]
                 return seeding.kmeans_parallel_rows(
-                    rows._nearest,
-                    rows._take,
+                    rows.nearest,
+                    rows.take,
                     rows.n,
                     k,
                     rows.w,

@@ -33,6 +33,7 @@ from ._rows import Rows
 from ._sphere import METRICS
 from ._threads import one_blas_thread
 from ._validation import as_float_array, check_assignment, check_integer_params, check_sigma
+from .seeding import INITS
 
 
 class BaseRBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, BaseEstimator):
@@ -57,7 +58,7 @@ class BaseRBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMi
         "assignment": [StrOptions(set(ASSIGNMENTS))],
         "sigma": [StrOptions({"auto"}), Interval(numbers.Real, 0, None, closed="neither")],
         "cooling": [Interval(numbers.Real, 0, 1, closed="neither")],
-        "init": [StrOptions({"k-means++", "random"}), callable, "array-like"],
+        "init": [StrOptions(set(INITS)), callable, "array-like"],
         "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
         "tol": [Interval(numbers.Real, 0, None, closed="left")],
         "random_state": ["random_state"],
@@ -113,8 +114,9 @@ class BaseRBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMi
         against the data."""
         if k is None:
             if isinstance(self.n_clusters, str):  # "auto": the count is not known yet
+                names = ", ".join(repr(name) for name in INITS)
                 raise ValueError(
-                    "init must be 'k-means++', 'random' or a callable when "
+                    f"init must be one of {names} or a callable when "
                     "n_clusters='auto': an array fixes the number of clusters."
                 )
             k = int(self.n_clusters)

@@ -46,7 +46,7 @@ from ._tunables import (
     PRUNE_SOFT_SHARE,
 )
 from ._validation import check_centers
-from .seeding import initial_centers, kmeans_parallel_rows, seeding_sample
+from .seeding import greedy_seeds, initial_centers
 
 # ---------------------------------------------------------------- the passes
 
@@ -387,6 +387,17 @@ class Rows(ABC):
     sphere: bool = False
     #: CSR rows in memory (:class:`SparseRows`).
     sparse: bool = False
+    #: Rows that can be taken by index, a host array of n values per row
+    #: affordable (in memory, on a device): the source provides the seeding
+    #: primitives :meth:`host_weights`, :meth:`take`, :meth:`nearest` and
+    #: :meth:`greedy_seeds`, and ``"k-means++"`` runs greedy k-means++ on
+    #: them (:func:`fastrbfkm.seeding.kmeans_plusplus_start`). The other
+    #: sources seed with k-means|| over their passes.
+    random_access: bool = False
+    #: Greedy k-means++ on a sample of the rows when there are many
+    #: (:func:`fastrbfkm.seeding.seeding_sample`); False: on every row (the
+    #: torch layer's ``init_from``, as :func:`fastrbfkm.kmeans_plusplus`).
+    sampled_seeding: bool = True
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -502,9 +513,40 @@ class Rows(ABC):
         in-memory annealing sample)."""
         return None
 
-    @abstractmethod
     def initial_centers(self, k: int, init, rng: np.random.Generator) -> np.ndarray:
-        """``(k, d)`` initial centers: ``"k-means++"``, ``"random"`` or given."""
+        """``(k, d)`` initial centers: a name of :data:`fastrbfkm.seeding.INITS`
+        or given centers, by :func:`fastrbfkm.seeding.initial_centers` (the
+        one dispatch: a source provides only the primitives below)."""
+        return initial_centers(self, k, init, rng)
+
+    # The seeding primitives of a source with random access (see
+    # random_access); the others refuse them.
+
+    def host_weights(self) -> np.ndarray:
+        """The sample weights on the host, float64 (length 0: unit weights)."""
+        raise self._no_random_access("host_weights")
+
+    def take(self, index: np.ndarray) -> np.ndarray:
+        """Rows ``X[index]`` as a new dense host array in X's dtype."""
+        raise self._no_random_access("take")
+
+    def nearest(self, C: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Every row's nearest center and squared distance to it: host
+        arrays of n (ties to the lowest index)."""
+        raise self._no_random_access("nearest")
+
+    def greedy_seeds(self, uniforms: np.ndarray, sample: np.ndarray | None = None) -> np.ndarray:
+        """Row indices chosen by greedy k-means++ (as
+        :func:`fastrbfkm.seeding.greedy_seeds`, ``k = len(uniforms)`` seeds):
+        over every row with its weight, or, given ``sample`` (row indices),
+        over those rows with unit weights."""
+        raise self._no_random_access("greedy_seeds")
+
+    def _no_random_access(self, name: str) -> NotImplementedError:
+        return NotImplementedError(
+            f"{type(self).__name__} does not take its rows by index ({name}); "
+            "it seeds with k-means|| over its passes."
+        )
 
     # The results for new data: one pass, per row.
 
@@ -588,6 +630,8 @@ class BlockRows(Rows):
 class InMemoryRows(BlockRows):
     """A validated, C-contiguous numpy array (a ``numpy.memmap`` too) and its
     weights (length 0: unit weights). Each pass is one call of the kernels."""
+
+    random_access = True
 
     def __init__(self, X: np.ndarray, w: np.ndarray):
         self.X = X
@@ -718,27 +762,24 @@ class InMemoryRows(BlockRows):
         centers, _, sweeps, _ = K.transfer_sweeps(self.X, self.w, labels, C.shape[0], max_sweeps)
         return centers, sweeps
 
-    def initial_centers(self, k: int, init, rng: np.random.Generator) -> np.ndarray:
-        """:func:`fastrbfkm.seeding.initial_centers`; with more rows than
-        :func:`fastrbfkm.seeding.seeding_sample` draws, ``"k-means++"`` is
-        greedy k-means++ on that sample (unit weights) and k-means|| rounds
-        from there over every row (:func:`fastrbfkm.seeding.kmeans_parallel_rows`)."""
-        index = None
-        if isinstance(init, str) and init == "k-means++":
-            index = seeding_sample(self.n, k, self.w, rng)
-        if index is None:
-            return initial_centers(self.X, k, init, self.w, rng)
-        sample = take_csr(self.X, index) if isinstance(self.X, K.CSR) else self.X[index]
-        start = initial_centers(sample, k, init, np.empty(0), rng)
-        return kmeans_parallel_rows(self._nearest, self._take, self.n, k, self.w, rng, start)
+    def host_weights(self) -> np.ndarray:
+        return self.w
 
-    def _nearest(self, C: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Labels and squared distances to the nearest of C."""
+    def take(self, index: np.ndarray) -> np.ndarray:
+        return K.take_rows(self.X, index)
+
+    def nearest(self, C: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         labels, mind, _ = K.hard_assign(self.X, C, self.w, True)
         return labels, mind
 
-    def _take(self, index: np.ndarray) -> np.ndarray:
-        return K.take_rows(self.X, index)
+    def greedy_seeds(self, uniforms: np.ndarray, sample: np.ndarray | None = None) -> np.ndarray:
+        if sample is None:
+            return greedy_seeds(self.X, self.w, uniforms)
+        return sample[greedy_seeds(self._rows_at(sample), np.empty(0), uniforms)]
+
+    def _rows_at(self, index: np.ndarray):
+        """Rows ``X[index]`` as data (dense here; CSR stays CSR)."""
+        return self.X[index]
 
     def labels(self, C: np.ndarray) -> np.ndarray:
         return K.hard_assign(self.X, C, self.w, False)[0]
@@ -830,6 +871,9 @@ class SparseRows(InMemoryRows):
     def batch(self, m: int, rng: np.random.Generator):
         index = np.sort(rng.integers(0, self.n, int(m)))
         return take_csr(self.X, index), self.w[index] if self.w.size else self.w
+
+    def _rows_at(self, index: np.ndarray) -> K.CSR:
+        return take_csr(self.X, index)
 
     def _prunes(self, k: int) -> bool:
         return False  # the pruned passes' kernels are dense only

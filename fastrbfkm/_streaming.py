@@ -26,7 +26,6 @@ from . import _kernels as K
 from ._rows import BlockRows, fold, label_counts
 from ._sphere import to_unit, unit_dense
 from ._validation import as_float_array
-from .seeding import scalable_initial_centers
 
 
 def working_memory_bytes() -> int:
@@ -165,9 +164,6 @@ class StreamedRows(BlockRows):
         if self.unit:
             rows = unit_dense(rows)
         return rows, self.w[index] if self.w.size else self.w
-
-    def initial_centers(self, k: int, init, rng: np.random.Generator) -> np.ndarray:
-        return scalable_initial_centers(self, k, init, rng)
 
     def _per_row(self, kernel, C: np.ndarray, *args) -> np.ndarray:
         """``(n, k)`` in memory, filled block by block with ``kernel(block, C, *args)``."""

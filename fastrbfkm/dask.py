@@ -43,7 +43,6 @@ from ._validation import (
     check_weight_range,
     float_dtype,
 )
-from .seeding import scalable_initial_centers
 
 __all__ = ["DaskRows", "check_array", "check_weights", "make_rows"]
 
@@ -254,9 +253,6 @@ class DaskRows(BlockRows):
         releases)."""
         inertia, counts = self.inertia(C)
         return self._labels(C, check=False), inertia, counts
-
-    def initial_centers(self, k: int, init, rng: np.random.Generator) -> np.ndarray:
-        return scalable_initial_centers(self, k, init, rng)
 
     def batch(self, m: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         """One chunk, drawn uniformly, computed and checked (``m`` is not

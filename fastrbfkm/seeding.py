@@ -15,6 +15,12 @@ rounds that each draw every row independently with probability
 the weighted inertia at the candidates so far), and finally greedy weighted
 k-means++ on the candidates, each weighted by the mass of the rows nearest
 to it.
+
+One dispatch: :func:`initial_centers` maps ``init`` (a name of
+:data:`INITS`, or given centers) to its seeding for every rows source and
+for the torch layer's ``init_from``. Each seeding is written over the
+primitives every source provides (:class:`Source`), so an init is added in
+this file alone.
 """
 
 from __future__ import annotations
@@ -38,9 +44,13 @@ from ._tunables import (
 from ._validation import as_csr, as_float_array, check_generator, check_sample_weight, is_sparse
 
 __all__ = [
+    "INITS",
+    "initial_centers",
     "kmeans_parallel",
     "kmeans_parallel_rows",
     "kmeans_plusplus",
+    "kmeans_plusplus_start",
+    "random_start",
     "scalable_initial_centers",
     "seed_indices",
     "seeding_sample",
@@ -48,10 +58,24 @@ __all__ = [
 
 
 class Source(Protocol):
-    """The passes of a rows source (:class:`fastrbfkm._rows.Rows`) that
-    k-means|| uses. Sources call this module, so it does not import them."""
+    """The primitives of a rows source (:class:`fastrbfkm._rows.Rows`) that
+    the seeding algorithms of :data:`INITS` run on. Sources call this module,
+    so it does not import them.
 
+    Every source runs the passes (:meth:`draw`, :meth:`inertia`,
+    :meth:`oversample`, :meth:`stats`), which are all k-means|| needs. A
+    source whose rows can be taken by index (``random_access``: in memory,
+    on a device) also takes rows (:meth:`take`), gives every row's nearest
+    center and squared distance to it (:meth:`nearest`) and runs greedy
+    k-means++ on its rows (:meth:`greedy_seeds`); its weights come to the
+    host (:meth:`host_weights`) to draw the rows.
+    """
+
+    n: int
+    d: int
     dtype: np.dtype
+    random_access: bool
+    sampled_seeding: bool
 
     def draw(self, m: int, key: int) -> np.ndarray: ...
 
@@ -61,14 +85,106 @@ class Source(Protocol):
 
     def stats(self, C: np.ndarray, sigma: float, mode: int, with_stats: bool = True): ...
 
+    def host_weights(self) -> np.ndarray: ...
 
-def initial_centers(X: np.ndarray, k: int, init, w: np.ndarray, rng: np.random.Generator):
-    """Initial centers (k, d) for validated X; ``init`` already checked."""
-    if isinstance(init, str) and init == "k-means++":
-        return K.take_rows(X, seed_indices(X, k, w, rng))
+    def take(self, index: np.ndarray) -> np.ndarray: ...
+
+    def nearest(self, C: np.ndarray) -> tuple[np.ndarray, np.ndarray]: ...
+
+    def greedy_seeds(
+        self, uniforms: np.ndarray, sample: np.ndarray | None = None
+    ) -> np.ndarray: ...
+
+
+def initial_centers(
+    rows: Source, k: int, init, rng: np.random.Generator, *, also: tuple[str, ...] = ()
+) -> np.ndarray:
+    """Initial centers ``(k, d)`` of a rows source: the one place that maps
+    ``init`` to a seeding, for every source and the torch layer.
+
+    Parameters
+    ----------
+    rows : rows source
+        Any :class:`fastrbfkm._rows.Rows` (in memory, CSR, streamed, Dask,
+        on a device); the seedings use only its primitives (:class:`Source`).
+    k : int
+        Number of centers.
+    init : str or array of shape (k, d)
+        A name of :data:`INITS`, or given centers (copied in the source's
+        dtype). A callable ``init`` is the estimators' to call: they pass
+        its centers here.
+    rng : numpy.random.Generator
+        The random numbers of the seeding.
+    also : tuple of str, default=()
+        Other names the caller takes before it calls here (the torch
+        layer's ``"fit"``), for the error message only.
+
+    Returns
+    -------
+    centers : ndarray of shape (k, d)
+        In the source's dtype, on the host.
+
+    Raises
+    ------
+    ValueError
+        When ``init`` is a string that is not a name of :data:`INITS`, or
+        given centers that are not of shape ``(k, d)``.
+    """
     if isinstance(init, str):
-        return K.take_rows(X, random_indices(X.shape[0], k, w, rng))
-    return np.array(init, dtype=X.dtype, order="C", copy=True)
+        if init not in INITS:
+            raise ValueError(_bad_init(init, k, rows.d, also))
+        return INITS[init](rows, k, rng)
+    C = np.array(init, dtype=rows.dtype, order="C", copy=True)
+    if C.shape != (k, rows.d):
+        raise ValueError(_bad_init(init, k, rows.d, also))
+    return C
+
+
+def _bad_init(init, k: int, d: int, also: tuple[str, ...]) -> str:
+    names = ", ".join(repr(name) for name in (*INITS, *also))
+    shown = repr(init) if isinstance(init, str) else f"an array of shape {np.shape(init)}"
+    return f"init must be one of {names} or an array of shape ({k}, {d}); got {shown}."
+
+
+def kmeans_plusplus_start(rows: Source, k: int, rng: np.random.Generator) -> np.ndarray:
+    """``init="k-means++"``: ``(k, d)`` rows of the source.
+
+    Over rows that can be taken by index (``rows.random_access``): greedy
+    k-means++ on every row when there are at most :func:`seed_rows` rows
+    with a positive weight (or when ``rows.sampled_seeding`` is False, as
+    for the torch layer), else greedy k-means++ on the rows
+    :func:`seeding_sample` draws (unit weights) and k-means|| rounds from
+    there over every row (:func:`kmeans_parallel_rows`). Over the other
+    sources, k-means|| in a few passes (:func:`kmeans_parallel`).
+    """
+    if not rows.random_access:
+        return kmeans_parallel(rows, k, rng)
+    w = rows.host_weights()
+    sample = seeding_sample(rows.n, k, w, rng) if rows.sampled_seeding else None
+    start = rows.take(rows.greedy_seeds(rng.random((k, local_trials(k))), sample))
+    if sample is None:
+        return start
+    return kmeans_parallel_rows(rows.nearest, rows.take, rows.n, k, w, rng, start)
+
+
+def random_start(rows: Source, k: int, rng: np.random.Generator) -> np.ndarray:
+    """``init="random"``: k distinct rows drawn in proportion to the weights
+    (:func:`random_indices` over rows that can be taken by index, else one
+    pass of :meth:`Source.draw`, whose random numbers depend on the global
+    row index only)."""
+    if rows.random_access:
+        return rows.take(random_indices(rows.n, k, rows.host_weights(), rng))
+    return rows.draw(k, _key(rng))
+
+
+#: The names ``init`` takes, each with its seeding over a rows source's
+#: primitives, ``seeding(rows, k, rng) -> (k, d) centers``: the estimators'
+#: parameter check, every rows source and the torch layer's ``init_from``
+#: read this one table. An init is added here.
+INITS: dict[str, Callable[[Source, int, np.random.Generator], np.ndarray]] = {
+    "k-means++": kmeans_plusplus_start,
+    "random": random_start,
+}
 
 
 def seed_rows(k: int) -> int:
@@ -115,18 +231,13 @@ def local_trials(k: int) -> int:
 
 
 def scalable_initial_centers(rows: Source, k: int, init, rng: np.random.Generator) -> np.ndarray:
-    """Initial centers (k, d) over any rows source, in a few passes:
-    k-means|| for ``"k-means++"``, a weighted draw of k distinct rows for
-    ``"random"``, a copy of given centers (``init`` already checked).
+    """:func:`initial_centers` (its old name for the sources whose data is
+    not in one place, which seed with k-means|| in a few passes).
 
     The random numbers of a pass depend on the global row index only, so the
     centers do not depend on how the rows are split into blocks or chunks.
     """
-    if not isinstance(init, str):
-        return np.array(init, dtype=rows.dtype, order="C", copy=True)
-    if init == "random":
-        return rows.draw(k, _key(rng))
-    return kmeans_parallel(rows, k, rng)
+    return initial_centers(rows, k, init, rng)
 
 
 def _key(rng: np.random.Generator) -> int:

@@ -575,6 +575,7 @@ class RBFKMeansLayer(nn.Module):
     @renamed(method="init")
     @keyword_only
     @torch.no_grad()
+    @one_blas_thread
     def init_from(self, X: torch.Tensor, init: str = "k-means++", *, random_state=None):
         """Initialise the centers from data.
 
@@ -582,10 +583,15 @@ class RBFKMeansLayer(nn.Module):
         ----------
         X : torch.Tensor of shape (n, n_features)
             Points (for instance an encoder's codes), read once, detached.
-        init : {"k-means++", "fit"}, default="k-means++"
-            Greedy k-means++ seeding (:func:`fastrbfkm.kmeans_plusplus`), or
-            the centers of a full fit of :class:`fastrbfkm.RBFKMeans` with the
-            layer's assignment. Its old name ``method`` still works, with a
+        init : str or array of shape (n_clusters, n_features), default="k-means++"
+            A name of :data:`fastrbfkm.seeding.INITS`, the estimators'
+            choices, seeded by the same dispatch
+            (:func:`fastrbfkm.seeding.initial_centers`) over X in memory:
+            ``"k-means++"``, greedy k-means++ on every row (as
+            :func:`fastrbfkm.kmeans_plusplus`), ``"random"``, k distinct
+            rows; given centers (copied); or ``"fit"``, the centers of a
+            full fit of :class:`fastrbfkm.RBFKMeans` with the layer's
+            assignment. Its old name ``method`` still works, with a
             ``FutureWarning``, until 0.3.
         random_state : int, numpy.random.RandomState or None, default=None
             Seed of the seeding or the fit (as scikit-learn's).
@@ -594,17 +600,18 @@ class RBFKMeansLayer(nn.Module):
         -------
         self : RBFKMeansLayer
             The layer, its centers set.
+
+        Raises
+        ------
+        ValueError
+            When ``init`` is none of these (the estimators' message).
         """
         Xn = X.detach().cpu().double().numpy()
         if check_metric(self.metric):
             from ._sphere import unit_dense
 
             Xn = unit_dense(Xn)
-        if init == "k-means++":
-            from .seeding import kmeans_plusplus
-
-            C, _ = kmeans_plusplus(Xn, self.centers.shape[0], random_state=random_state)
-        elif init == "fit":
+        if isinstance(init, str) and init == "fit":
             from .estimator import RBFKMeans
 
             km = RBFKMeans(
@@ -615,7 +622,17 @@ class RBFKMeansLayer(nn.Module):
             ).fit(Xn)
             C = km.cluster_centers_
         else:
-            raise ValueError(f"init must be 'k-means++' or 'fit'; got {init!r}.")
+            from ._rows import in_memory
+            from ._validation import as_float_array, check_generator
+            from .seeding import initial_centers
+
+            k = self.centers.shape[0]
+            rows = in_memory(as_float_array(Xn, "X", coordinates=True, fitting=True), np.empty(0))
+            if k > rows.n:  # as kmeans_plusplus, which the layer called
+                raise ValueError(f"n_clusters must be in [1, n_samples={rows.n}]; got {k}.")
+            rows.sampled_seeding = False  # every row, as the layer always seeded
+            rng = check_generator(random_state)
+            C = initial_centers(rows, k, init, rng, also=("fit",))
         self.centers.copy_(torch.as_tensor(C, dtype=self.centers.dtype))
         return self
 

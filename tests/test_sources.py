@@ -43,6 +43,13 @@ PASSES = {
     "assign": lambda rows, C: rows.assign(C),
     "transfers": lambda rows, C: rows.transfers(C, 20),
     "initial_centers": lambda rows, C: rows.initial_centers(k, C, np.random.default_rng(0)),
+    "host_weights": lambda rows, C: rows.host_weights(),
+    "take": lambda rows, C: rows.take(np.array([3, 0, 7, 3])),
+    "nearest": lambda rows, C: rows.nearest(C),
+    "greedy_seeds": lambda rows, C: (
+        rows.greedy_seeds(np.random.default_rng(0).random((3, 2))),
+        rows.greedy_seeds(np.random.default_rng(1).random((3, 2)), np.array([0, 5, 9, 20, 30])),
+    ),
     "labels": lambda rows, C: rows.labels(C),
     "squared_distances": lambda rows, C: rows.squared_distances(C),
     "distances": lambda rows, C: rows.distances(C),
@@ -63,6 +70,11 @@ SKIPS = {
 }
 #: Sources in chunks: a mini-batch is one chunk (checked below), not drawn rows.
 CHUNKED = {"dask": {"batch"}}
+#: The seeding primitives of the sources whose rows can be taken by index
+#: (:attr:`Rows.random_access`): the others refuse them (they seed with
+#: k-means|| over their passes).
+RANDOM_ACCESS = {"host_weights", "take", "nearest", "greedy_seeds"}
+REFUSED = {"streamed": RANDOM_ACCESS, "dask": RANDOM_ACCESS}
 
 
 #: Algorithms over a source's passes (functions, not methods), tested on
@@ -113,6 +125,11 @@ def test_every_pass_on_every_source(kind, unit, tmp_path):
     for name, run in PASSES.items():
         if name in SKIPS.get(kind, ()):
             assert run(rows, C) is None, name
+            continue
+        if name in REFUSED.get(kind, ()):
+            assert not rows.random_access
+            with pytest.raises(NotImplementedError, match=f"by index \\({name}\\).*k-means"):
+                run(rows, C)
             continue
         if name in CHUNKED.get(kind, ()):
             got, weights = run(rows, C)

@@ -17,7 +17,6 @@ import numpy as np
 from numba import cuda
 
 from .._rows import Farthest, Moments, Rows, draw_keys, oversample_index
-from ..seeding import kmeans_parallel_rows, local_trials, random_indices, seeding_sample
 from . import arrays, passes, seeding
 from .config import TILE, cdiv
 from .distances import square_root
@@ -28,6 +27,8 @@ class DeviceRows(Rows):
     """Validated device data ``X`` (n, d) and weights ``w`` (n, or length 0
     for unit weights); ``on_host``: the data came from the host (per-row
     results go back there)."""
+
+    random_access = True
 
     def __init__(self, X, w, on_host: bool = False):
         self.X = X
@@ -111,34 +112,27 @@ class DeviceRows(Rows):
     def assign(self, C: np.ndarray):
         return passes.assign(self.X, self._centers(C), self.w, self.ws)
 
-    def initial_centers(self, k: int, init, rng: np.random.Generator) -> np.ndarray:
-        """As :func:`fastrbfkm.seeding.initial_centers`, with the same draws
-        from ``rng``: k-means++ runs on the device; "random" copies the
-        weights (not X) to the host to draw the rows."""
-        if isinstance(init, str) and init == "k-means++":
-            w = self._host_weights()
-            sample = seeding_sample(self.n, k, w, rng)
-            uniforms = rng.random((k, local_trials(k)))
-            if sample is None:
-                index = seeding.kmeans_plusplus(self.X, self.w, k, uniforms, self.ws)
-                return passes.gather(self.X, index, self.ws)
-            rows = cuda.to_device(passes.gather(self.X, sample, self.ws))
-            unit = cuda.device_array(0, dtype=np.float64)
-            index = sample[seeding.kmeans_plusplus(rows, unit, k, uniforms, self.ws)]
-            start = passes.gather(self.X, index, self.ws)
-            return kmeans_parallel_rows(self._nearest, self._take, self.n, k, w, rng, start)
-        if isinstance(init, str):
-            index = random_indices(self.n, k, self._host_weights(), rng)
-            return passes.gather(self.X, index, self.ws)
-        return np.array(init, dtype=self.dtype, order="C", copy=True)
+    # The seeding primitives (:func:`fastrbfkm.seeding.initial_centers`
+    # seeds from them): the same draws from ``rng`` as the CPU's, greedy
+    # k-means++ on the device, the weights (not X) on the host to draw rows.
 
-    def _nearest(self, C: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Host labels and squared distances to the nearest of C."""
+    def host_weights(self) -> np.ndarray:
+        return self._host_weights()
+
+    def take(self, index: np.ndarray) -> np.ndarray:
+        return passes.gather(self.X, index, self.ws)
+
+    def nearest(self, C: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         labels, mind, _ = passes.hard_assign(self.X, self._centers(C), self.w, self.ws)
         return labels.copy_to_host(), mind.copy_to_host()
 
-    def _take(self, index: np.ndarray) -> np.ndarray:
-        return passes.gather(self.X, index, self.ws)
+    def greedy_seeds(self, uniforms: np.ndarray, sample: np.ndarray | None = None) -> np.ndarray:
+        k = uniforms.shape[0]
+        if sample is None:
+            return seeding.kmeans_plusplus(self.X, self.w, k, uniforms, self.ws)
+        rows = cuda.to_device(passes.gather(self.X, sample, self.ws))
+        unit = cuda.device_array(0, dtype=np.float64)
+        return sample[seeding.kmeans_plusplus(rows, unit, k, uniforms, self.ws)]
 
     def _out(self, A):
         """A device result where the data came from."""
