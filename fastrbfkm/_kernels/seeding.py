@@ -99,11 +99,20 @@ def kmeans_plusplus(X, w, mu, norms, seeds, first, last, uniforms, closest):
     kept = np.empty((trials, n if keep else 0))
     candidates = np.empty(trials, dtype=np.int64)
     partial = np.zeros((chunks, trials))
+    best_kept = -1  # the last step's winner among the kept distances, folded in below
     for c in range(max(first, 1), last):
+        # The last winner's distances lower ``closest`` in the same serial
+        # sweep that sums the potential: a parallel region of its own cost a
+        # thread wake-up a seed, more than the sweep.
         acc = 0.0
         for i in range(n):
+            if best_kept >= 0:
+                closest[i] = min(closest[i], kept[best_kept, i])
+                if i == seeds[c - 1]:
+                    closest[i] = 0.0
             acc += closest[i] if unit else w[i] * closest[i]
             cumulative[i] = acc
+        best_kept = -1
         potential = cumulative[-1]
         for t in range(trials):
             candidates[t] = _pick(cumulative, uniforms[c, t] * potential)
@@ -138,8 +147,11 @@ def kmeans_plusplus(X, w, mu, norms, seeds, first, last, uniforms, closest):
                 best_pot = pot
                 best = t
         seeds[c] = candidates[best]
+        if keep and c + 1 < last:
+            best_kept = best  # folded into the next seed's sweep
+            continue
         if keep:
-            for i in prange(n):
+            for i in range(n):
                 closest[i] = min(closest[i], kept[best, i])
         else:
             W, wnorm = seed_rows(X, seeds[c : c + 1], mu)
