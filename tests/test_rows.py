@@ -146,3 +146,18 @@ def test_draw_prefers_heavy_rows_and_never_takes_zero_weight_first():
     drawn = InMemoryRows(X, w).draw(2, 3)
     np.testing.assert_array_equal(drawn[:, 0], [3.0, 5.0])
     assert InMemoryRows(X, w).draw(3, 3)[:, 0].tolist() == [1.0, 3.0, 5.0]
+
+
+def test_top_keys_is_the_head_of_a_stable_sort():
+    """The sample's rows: the m largest keys, largest first, ties (and
+    zero-weight rows' -inf keys) to the lowest index, as a stable sort."""
+    from fastrbfkm._rows import top_keys
+
+    rng = np.random.default_rng(0)
+    for _ in range(500):
+        n = int(rng.integers(1, 60))
+        keys = rng.integers(-5, 5, n).astype(float)  # many ties
+        keys[rng.random(n) < 0.2] = -np.inf
+        for m in (0, 1, int(rng.integers(1, n + 1)), n, n + 3):
+            want = np.argsort(-keys, kind="stable")[:m]
+            np.testing.assert_array_equal(top_keys(keys, m), want)
