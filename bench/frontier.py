@@ -412,14 +412,13 @@ def figure(results: dict, keys: list[str], path: Path) -> None:
         for library, pts in sorted(by_library.items()):
             pts.sort()
             t, r = zip(*pts, strict=True)
-            ax.plot(
-                t,
-                r,
-                markers.get(library, "x") + ("-" if library == "fastrbfkm" else ""),
-                label=library,
-                markersize=7,
-                linewidth=1,
-            )
+            ax.plot(t, r, markers.get(library, "x"), label=library, markersize=7, linestyle="")
+            if library == "fastrbfkm":  # its frontier: no point faster and lower
+                front = [
+                    p for p in pts if not any(q != p and q[0] <= p[0] and q[1] < p[1] for q in pts)
+                ]
+                ft, fr = zip(*front, strict=True)
+                ax.step(ft, fr, where="post", color=ax.lines[-1].get_color(), linewidth=1)
         ax.set_xscale("log")
         ax.set_xlabel("seconds: fit and a label for every row")
         ax.set_ylabel("inertia / KMeans(n_init=1)")
@@ -449,14 +448,16 @@ def main(argv=None) -> int:
     p.add_argument("--json", type=Path, help="results file: read, extended, written")
     p.add_argument("--markdown", type=Path)
     p.add_argument("--figure", type=Path)
+    p.add_argument("--report", action="store_true", help="only write the reports from --json")
     args = p.parse_args(argv)
     results = json.loads(args.json.read_text()) if args.json and args.json.exists() else {}
     before = load_1min()
     only = set(args.libraries.split(",")) if args.libraries else None
     todo = sets(args)
-    peers = peer_points(only)
-    warm_up(peers + our_points(16, 4_000))
-    for s in todo:
+    peers = [] if args.report else peer_points(only)
+    if not args.report:
+        warm_up(peers + our_points(16, 4_000))
+    for s in [] if args.report else todo:
         run_set(s, peers + our_points(s.k, s.n), args.sk1_seeds, results)
         if args.json:
             args.json.write_text(json.dumps(results, indent=1))
