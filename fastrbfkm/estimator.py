@@ -380,6 +380,11 @@ class RBFKMeans(BaseRBFKMeans):
             k = diagram.n_clusters_
         else:
             k = int(self.n_clusters)
+        if rows is not every and rows.n < k:
+            raise ValueError(
+                f"train_size={self.train_size} should be >= n_clusters={k}: the centers are "
+                "learnt from that many rows."
+            )
         # scikit-learn's tolerance: tol times the mean (unweighted) feature
         # variance (a pass over the data, skipped when tol is 0).
         tol = 0.0

@@ -671,6 +671,13 @@ def test_train_size_learns_from_a_sample_and_labels_every_row(assignment, dtype)
     assert km.inertia_ <= full.inertia_ * 1.05
 
 
+def test_train_size_below_n_clusters_names_train_size():
+    X, _ = make_blobs(300, centers=3, random_state=1)
+    with pytest.raises(ValueError, match="train_size=5 should be >= n_clusters=10"):
+        RBFKMeans(10, train_size=5).fit(X)
+    RBFKMeans(10, train_size=10, random_state=0).fit(X)  # as many rows as centers: fits
+
+
 def test_train_size_of_every_row_or_more_is_the_default_fit():
     X, _ = make_blobs(800, centers=5, random_state=1)
     default = RBFKMeans(5, random_state=3).fit(X)
