@@ -132,10 +132,10 @@ class RBFKMeans(BaseRBFKMeans):
         the total weight) is all that the seeding, the annealing, Lloyd and
         the swap moves see, and one assignment pass over every row then
         gives ``labels_`` and ``inertia_``. ``anneal_size`` then counts rows
-        of that sample; it must be at least the number of clusters. None
-        (the default) learns from every row. A sample
-        of a few tens of rows a center trades a little inertia for a fit
-        that costs a few passes over the data; the performance page of the
+        of that sample, and the sample must have at least ``n_clusters``
+        rows. None (the default) learns from every row. A sample of a few
+        tens of rows a center trades a little inertia for a fit that costs
+        a few passes over the data; the performance page of the
         documentation draws the trade.
     tol : float, default=1e-4
         Convergence when the squared Frobenius shift of the centers in one
