@@ -404,12 +404,8 @@ class Rows(ABC):
     sphere: bool = False
     #: CSR rows in memory (:class:`SparseRows`).
     sparse: bool = False
-    #: Rows that can be taken by index, a host array of n values per row
-    #: affordable (in memory, on a device): the source provides the seeding
-    #: primitives :meth:`host_weights`, :meth:`take`, :meth:`nearest` and
-    #: :meth:`greedy_seeds`, and ``"k-means++"`` runs greedy k-means++ on
-    #: them (:func:`fastrbfkm.seeding.kmeans_plusplus_start`). The other
-    #: sources seed with k-means|| over their passes.
+    #: Rows that can be taken by index (:class:`IndexedRows`, which sets
+    #: it); the other sources seed with k-means|| over their passes.
     random_access: bool = False
     #: Greedy k-means++ on a sample of the rows when there are many
     #: (:func:`fastrbfkm.seeding.seeding_sample`); False: on every row (the
@@ -536,35 +532,6 @@ class Rows(ABC):
         one dispatch: a source provides only the primitives below)."""
         return initial_centers(self, k, init, rng)
 
-    # The seeding primitives of a source with random access (see
-    # random_access); the others refuse them.
-
-    def host_weights(self) -> np.ndarray:
-        """The sample weights on the host, float64 (length 0: unit weights)."""
-        raise self._no_random_access("host_weights")
-
-    def take(self, index: np.ndarray) -> np.ndarray:
-        """Rows ``X[index]`` as a new dense host array in X's dtype."""
-        raise self._no_random_access("take")
-
-    def nearest(self, C: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Every row's nearest center and squared distance to it: host
-        arrays of n (ties to the lowest index)."""
-        raise self._no_random_access("nearest")
-
-    def greedy_seeds(self, uniforms: np.ndarray, sample: np.ndarray | None = None) -> np.ndarray:
-        """Row indices chosen by greedy k-means++ (as
-        :func:`fastrbfkm.seeding.greedy_seeds`, ``k = len(uniforms)`` seeds):
-        over every row with its weight, or, given ``sample`` (row indices),
-        over those rows with unit weights."""
-        raise self._no_random_access("greedy_seeds")
-
-    def _no_random_access(self, name: str) -> NotImplementedError:
-        return NotImplementedError(
-            f"{type(self).__name__} does not take its rows by index ({name}); "
-            "it seeds with k-means|| over its passes."
-        )
-
     # The results for new data: one pass, per row.
 
     @abstractmethod
@@ -586,6 +553,36 @@ class Rows(ABC):
     def total_inertia(self, C: np.ndarray) -> float:
         """The weighted K-Means inertia ``sum_i w_i min_k D_ik`` (one pass)."""
         return float(self.assign(C)[1])
+
+
+class IndexedRows(ABC):
+    """The seeding primitives of a source whose rows can be taken by index,
+    with a host array of n values per row affordable (in memory, on a
+    device): a mixin beside :class:`Rows`. ``"k-means++"`` runs greedy
+    k-means++ on them (:func:`fastrbfkm.seeding.kmeans_plusplus_start`); a
+    source without them seeds with k-means|| over its passes."""
+
+    random_access = True
+
+    @abstractmethod
+    def host_weights(self) -> np.ndarray:
+        """The sample weights on the host, float64 (length 0: unit weights)."""
+
+    @abstractmethod
+    def take(self, index: np.ndarray) -> np.ndarray:
+        """Rows ``X[index]`` as a new dense host array in X's dtype."""
+
+    @abstractmethod
+    def nearest(self, C: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Every row's nearest center and squared distance to it: host
+        arrays of n (ties to the lowest index)."""
+
+    @abstractmethod
+    def greedy_seeds(self, uniforms: np.ndarray, sample: np.ndarray | None = None) -> np.ndarray:
+        """Row indices chosen by greedy k-means++ (as
+        :func:`fastrbfkm.seeding.greedy_seeds`, ``k = len(uniforms)`` seeds):
+        over every row with its weight, or, given ``sample`` (row indices),
+        over those rows with unit weights."""
 
 
 class BlockRows(Rows):
@@ -644,11 +641,9 @@ class BlockRows(Rows):
         return rows[order], weights[order]
 
 
-class InMemoryRows(BlockRows):
+class InMemoryRows(IndexedRows, BlockRows):
     """A validated, C-contiguous numpy array (a ``numpy.memmap`` too) and its
     weights (length 0: unit weights). Each pass is one call of the kernels."""
-
-    random_access = True
 
     def __init__(self, X: np.ndarray, w: np.ndarray):
         self.X = X

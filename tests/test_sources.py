@@ -9,7 +9,7 @@ import pytest
 from fastrbfkm import _kernels as K
 from fastrbfkm._axes import largest_variance, principal
 from fastrbfkm._backend import open_rows
-from fastrbfkm._rows import InMemoryRows, Rows, annealing_sample
+from fastrbfkm._rows import IndexedRows, InMemoryRows, Rows, annealing_sample
 from fastrbfkm._streaming import StreamedRows
 
 from .helpers import make_problem, tolerance
@@ -71,7 +71,7 @@ SKIPS = {
 #: Sources in chunks: a mini-batch is one chunk (checked below), not drawn rows.
 CHUNKED = {"dask": {"batch"}}
 #: The seeding primitives of the sources whose rows can be taken by index
-#: (:attr:`Rows.random_access`): the others refuse them (they seed with
+#: (:class:`IndexedRows`): the others do not have them (they seed with
 #: k-means|| over their passes).
 RANDOM_ACCESS = {"host_weights", "take", "nearest", "greedy_seeds"}
 REFUSED = {"streamed": RANDOM_ACCESS, "dask": RANDOM_ACCESS}
@@ -83,7 +83,12 @@ ALGORITHMS = {"principal", "largest_variance", "sample"}
 
 
 def test_every_pass_of_the_interface_is_tested():
-    methods = {name for name, f in vars(Rows).items() if callable(f) and name[0] != "_"}
+    methods = {
+        name
+        for cls in (Rows, IndexedRows)
+        for name, f in vars(cls).items()
+        if callable(f) and name[0] != "_"
+    }
     assert (methods - {"check_centers", "like_input"}) | ALGORITHMS == set(PASSES)
 
 
@@ -127,9 +132,8 @@ def test_every_pass_on_every_source(kind, unit, tmp_path):
             assert run(rows, C) is None, name
             continue
         if name in REFUSED.get(kind, ()):
-            assert not rows.random_access
-            with pytest.raises(NotImplementedError, match=f"by index \\({name}\\).*k-means"):
-                run(rows, C)
+            assert not rows.random_access and not isinstance(rows, IndexedRows)
+            assert not hasattr(rows, name)  # the primitive does not exist there
             continue
         if name in CHUNKED.get(kind, ()):
             got, weights = run(rows, C)

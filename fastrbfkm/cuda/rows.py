@@ -16,19 +16,17 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda
 
-from .._rows import Farthest, Moments, Rows, draw_keys, oversample_index
+from .._rows import Farthest, IndexedRows, Moments, Rows, draw_keys, oversample_index
 from . import arrays, passes, seeding
 from .config import TILE, cdiv
 from .distances import square_root
 from .passes import Workspace
 
 
-class DeviceRows(Rows):
+class DeviceRows(IndexedRows, Rows):
     """Validated device data ``X`` (n, d) and weights ``w`` (n, or length 0
     for unit weights); ``on_host``: the data came from the host (per-row
     results go back there)."""
-
-    random_access = True
 
     def __init__(self, X, w, on_host: bool = False):
         self.X = X
