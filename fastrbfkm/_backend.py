@@ -49,8 +49,8 @@ from sklearn.utils import check_array
 from sklearn.utils.validation import validate_data
 
 from . import _kernels as K
+from ._model import Metric, metric_of
 from ._rows import InMemoryRows, Rows, SparseRows
-from ._sphere import check_metric, unit_csr, unit_dask, unit_dense
 from ._streaming import StreamedRows, streams
 from ._tunables import AUTO_MIN_WORK
 from ._validation import (
@@ -195,11 +195,12 @@ def open_rows(
         data, whose other input kinds are checked for the feature count too.
         None: :func:`fastrbfkm._validation.as_float_array`.
     metric : {"euclidean", "cosine"}, default="euclidean"
-        ``"cosine"``: the source holds X's rows scaled to unit length (a
-        copy; a zero row is refused), and its ``sphere`` is True
-        (:mod:`fastrbfkm._sphere`); a streamed file's blocks are scaled as
-        they are read. The CPU only: CUDA arrays and ``backend="cuda"`` are
-        refused.
+        The name of an entry of :data:`fastrbfkm._model.METRICS`, kept as
+        the source's ``metric``: the source holds X's rows through its
+        projection for X's kind of input (``"cosine"``: scaled to unit
+        length, a copy, a zero row refused; a streamed file's blocks as they
+        are read). A metric the GPU does not take (``"cosine"``) refuses CUDA
+        arrays and ``backend="cuda"``.
 
     Returns
     -------
@@ -208,16 +209,20 @@ def open_rows(
         ``DaskRows`` or ``DeviceRows``.
     """
     backend = check_backend(backend)
-    sphere = check_metric(metric)
-    if sphere and backend == "cuda":
-        raise ValueError("metric='cosine' runs on the CPU only yet: use backend='cpu' or 'auto'.")
-    rows = _open(X, sample_weight, backend, n_clusters, centers, fit, estimator, sphere)
-    rows.sphere = sphere
+    metric = metric_of(metric)
+    if not metric.cuda and backend == "cuda":
+        raise ValueError(
+            f"metric={metric.name!r} runs on the CPU only yet: use backend='cpu' or 'auto'."
+        )
+    rows = _open(X, sample_weight, backend, n_clusters, centers, fit, estimator, metric)
+    rows.metric = metric
     return rows
 
 
-def _open(X, sample_weight, backend, n_clusters, centers, fit, estimator, sphere) -> Rows:
-    """:func:`open_rows` for a checked backend; ``sphere``: unit rows."""
+def _open(X, sample_weight, backend, n_clusters, centers, fit, estimator, metric: Metric) -> Rows:
+    """:func:`open_rows` for a checked backend; ``metric``: the registered
+    entry whose projection the rows are read through (once, by the
+    function for their kind of input)."""
     if isinstance(X, Iterator):  # a generator of batches: read once, no second pass
         raise TypeError(
             f"X must be an array, a sparse matrix or a dask array; got a "
@@ -237,9 +242,9 @@ def _open(X, sample_weight, backend, n_clusters, centers, fit, estimator, sphere
         return None if k is None else n * d * k
 
     if is_device_array(X):
-        if sphere:
+        if not metric.cuda:
             raise ValueError(
-                "metric='cosine' does not take CUDA arrays yet: pass the data as a "
+                f"metric={metric.name!r} does not take CUDA arrays yet: pass the data as a "
                 "numpy array (backend='cpu'), or use metric='euclidean' on unit rows."
             )
         choose(backend, X, None)  # refuses backend="cpu"
@@ -262,9 +267,7 @@ def _open(X, sample_weight, backend, n_clusters, centers, fit, estimator, sphere
 
         X = check_dask_array(X)  # metadata only: values are checked chunk by chunk
         known(X.shape)
-        if sphere:
-            X = unit_dask(X)
-        return make_rows(X, sample_weight, persist=fit)
+        return make_rows(metric.dask(X), sample_weight, persist=fit)
 
     if is_sparse(X):
         if backend == "cuda":
@@ -272,27 +275,25 @@ def _open(X, sample_weight, backend, n_clusters, centers, fit, estimator, sphere
                 "backend='cuda' does not take sparse input: the sparse kernels run on "
                 "the CPU (backend='cpu' or 'auto')."
             )
-        X = _host_array(X, estimator, fit, not sphere)
+        X = _host_array(X, estimator, fit, not metric.scaled)
         known(X.shape)
         w = check_sample_weight(sample_weight, X.shape[0])
-        return SparseRows(unit_csr(X) if sphere else X, w)
+        return SparseRows(metric.csr(X), w)
 
     if fit and streams(X):  # values checked block by block in the first pass
         work = known(X.shape)
-        if sphere or choose(backend, X, work) == "cpu":
-            return StreamedRows(X, check_sample_weight(sample_weight, X.shape[0]), unit=sphere)
-        X = _host_array(X, estimator, fit, not sphere)
+        if not metric.cuda or choose(backend, X, work) == "cpu":
+            return StreamedRows(X, check_sample_weight(sample_weight, X.shape[0]), metric=metric)
+        X = _host_array(X, estimator, fit, not metric.scaled)
     else:
-        X = _host_array(X, estimator, fit, not sphere)
+        X = _host_array(X, estimator, fit, not metric.scaled)
         work = known(X.shape)
     w = check_sample_weight(sample_weight, X.shape[0])
-    if sphere:
-        return InMemoryRows(unit_dense(X), w)
-    if choose(backend, X, work) == "cuda":
+    if metric.cuda and choose(backend, X, work) == "cuda":
         from .cuda.rows import DeviceRows
 
         return DeviceRows.from_host(X, w)
-    return InMemoryRows(X, w)
+    return InMemoryRows(metric.dense(X), w)
 
 
 def assign_logits(Z, mode: int, backend: str = "auto"):

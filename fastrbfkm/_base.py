@@ -28,9 +28,8 @@ from sklearn.utils.validation import check_is_fitted
 from . import _kernels as K
 from ._backend import open_rows
 from ._deprecation import caller_level
-from ._model import ASSIGNMENTS
+from ._model import ASSIGNMENTS, METRICS
 from ._rows import Rows
-from ._sphere import METRICS
 from ._threads import one_blas_thread
 from ._validation import as_float_array, check_assignment, check_integer_params, check_sigma
 from .seeding import INITS
@@ -241,9 +240,7 @@ class BaseRBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMi
         """
         rows = self._new_rows(X)
         self._warn_if_soft()
-        if rows.sphere:  # half the squared distance between unit vectors
-            return rows.squared_distances(self._centers_like(rows)) / 2
-        return rows.distances(self._centers_like(rows))
+        return rows.metric.distances(rows, self._centers_like(rows))
 
     @one_blas_thread
     def score(self, X, y=None, sample_weight=None) -> float:
@@ -267,7 +264,7 @@ class BaseRBFKMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMi
         rows = self._new_rows(X, sample_weight)
         self._warn_if_soft()
         inertia = rows.total_inertia(self._centers_like(rows))
-        return -inertia / 2 if rows.sphere else -inertia
+        return -rows.metric.inertia(inertia)
 
     def _new_rows(self, X, sample_weight=None) -> Rows:
         """New data as a rows source, checked against the fit."""

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import _sphere
 from ._tunables import SOFTMAX_HARD_TOL
 
 # The kernels' codes (fastrbfkm._kernels.assignment: HARD, SOFTMAX,
@@ -110,15 +111,99 @@ class Assignment:
         return getattr(K, self.backward)
 
 
+def _same(X, *args):
+    """The identity projection: X itself (no copy)."""
+    return X
+
+
+def _distances(rows, C: np.ndarray):
+    """``||x - c||`` of each row to each center (the Euclidean ``transform``)."""
+    return rows.distances(C)
+
+
+def _half_squared(rows, C: np.ndarray):
+    """Half the squared distance, ``1 - x.c`` between unit vectors (the
+    cosine ``transform``)."""
+    return rows.squared_distances(C) / 2
+
+
 @dataclass(frozen=True)
 class Metric:
-    """How rows and centers are measured: ``name`` is the public name
-    (``metric=`` everywhere); ``sphere`` says whether rows are projected to
-    unit length at the input door and centers kept on the unit sphere (the
-    rows source's ``sphere``: :mod:`fastrbfkm._sphere`)."""
+    """How rows and centers are measured, and so projected.
+
+    The kernels measure squared Euclidean distances only; a metric is the
+    projection of the rows at the input door (once, one function per kind
+    of input) and of the centers after every update that makes the kernels'
+    distances its own. The input door (:func:`fastrbfkm._backend.open_rows`)
+    keeps the entry on the rows source (``rows.metric``); the center updates
+    call its projections, so a new metric is one entry of :data:`METRICS`
+    and its functions.
+
+    Parameters
+    ----------
+    name : str
+        The public name (``metric=`` everywhere).
+    sphere : bool
+        Whether rows and centers lie on the unit sphere: the annealing's
+        critical temperatures and the principal axes are then measured in
+        the sphere's tangent spaces (:mod:`fastrbfkm._sphere`), and the
+        Euclidean transfer moves are not made.
+    cuda : bool
+        Whether the GPU kernels take it (``backend="cuda"``, CUDA arrays).
+    scaled : bool
+        Whether the projection rescales every row, so that finite values of
+        any magnitude pass the input checks.
+    dense : callable
+        ``dense(X)``: the rows of a dense array as the kernels read them (a
+        copy where they change; X itself where they do not).
+    csr : callable
+        ``csr(X)``: the same for a :class:`fastrbfkm._kernels.CSR`.
+    dask : callable
+        ``dask(X)``: the same for a checked dask array, lazily.
+    block : callable
+        ``block(Y, offset)``: a block of a streamed file in place (``offset``:
+        its first row's index, for errors); returns it.
+    centers : callable
+        ``centers(C, old=None)``: centers after an update (a weighted mean,
+        a split, seeds) put back where the metric keeps them; ``old``: the
+        centers before it, for one that has no projection. C itself where
+        nothing changes.
+    given : callable
+        ``given(C)``: centers given by the caller, refused where they cannot
+        be projected, projected otherwise.
+    mean : callable
+        ``mean(mean, covariance)``: the one center of all the data from its
+        weighted mean and covariance (``covariance`` may be None).
+    inertia_scale : float
+        Kernel squared distances are divided by it for the reported
+        ``inertia_`` and ``score`` (2 for cosine: ``1 - x.c`` is half of D).
+    distances : callable
+        ``distances(rows, C)``: the estimators' ``transform``.
+    tensor : callable
+        ``tensor(T, name)``: the rows of a torch tensor (X or C of the torch
+        layer's functions) projected by differentiable torch ops; ``name``
+        for the errors.
+    """
 
     name: str
     sphere: bool
+    cuda: bool
+    scaled: bool
+    dense: Callable
+    csr: Callable
+    dask: Callable
+    block: Callable
+    centers: Callable
+    given: Callable
+    mean: Callable
+    inertia_scale: float
+    distances: Callable
+    tensor: Callable
+
+    def inertia(self, D):
+        """A kernel's sum of squared distances ``D`` as the metric reports
+        it (``D / inertia_scale``)."""
+        return D / self.inertia_scale
 
 
 #: The assignments, by public name, in the order the documentation lists them.
@@ -144,10 +229,52 @@ ASSIGNMENTS: dict[str, Assignment] = {
 
 #: The metrics, by public name.
 METRICS: dict[str, Metric] = {
-    m.name: m for m in (Metric("euclidean", False), Metric("cosine", True))
+    m.name: m
+    for m in (
+        Metric(
+            "euclidean",
+            sphere=False,
+            cuda=True,
+            scaled=False,
+            dense=_same,
+            csr=_same,
+            dask=_same,
+            block=_same,
+            centers=_same,
+            given=_same,
+            mean=_same,
+            inertia_scale=1.0,
+            distances=_distances,
+            tensor=_same,
+        ),
+        Metric(
+            "cosine",
+            sphere=True,
+            cuda=False,
+            scaled=True,
+            dense=_sphere.unit_dense,
+            csr=_sphere.unit_csr,
+            dask=_sphere.unit_dask,
+            block=_sphere.to_unit,
+            centers=_sphere.project,
+            given=_sphere.given_centers,
+            mean=_sphere.mean_direction,
+            inertia_scale=2.0,
+            distances=_half_squared,
+            tensor=_sphere.unit_tensor,
+        ),
+    )
 }
 
 _BY_CODE = {a.code: a for a in ASSIGNMENTS.values()}
+
+
+def metric_of(metric) -> Metric:
+    """The registered metric named ``metric``; a clear ValueError for
+    anything but the names in :data:`METRICS`."""
+    if not isinstance(metric, str) or metric not in METRICS:
+        raise ValueError(f"metric must be {' or '.join(map(repr, METRICS))}; got {metric!r}.")
+    return METRICS[metric]
 
 
 def assignment_of(code: int) -> Assignment:

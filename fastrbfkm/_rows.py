@@ -36,6 +36,7 @@ from typing import NamedTuple
 import numpy as np
 
 from . import _kernels as K
+from ._model import METRICS, Metric
 from ._tunables import (
     DENSE_MAX,
     MOMENT_ENTRIES,
@@ -399,9 +400,10 @@ class Rows(ABC):
     d: int
     dtype: np.dtype
     weight: float
-    #: Rows at unit length, centers on the unit sphere (``metric="cosine"``:
-    #: :mod:`fastrbfkm._sphere`); set by the input door.
-    sphere: bool = False
+    #: The metric (an entry of :data:`fastrbfkm._model.METRICS`) whose
+    #: projection the rows were read through, and which the center updates
+    #: project with (``rows.metric.centers``); set by the input door.
+    metric: Metric = METRICS["euclidean"]
     #: CSR rows in memory (:class:`SparseRows`).
     sparse: bool = False
     #: Rows that can be taken by index (:class:`IndexedRows`, which sets
@@ -411,6 +413,12 @@ class Rows(ABC):
     #: (:func:`fastrbfkm.seeding.seeding_sample`); False: on every row (the
     #: torch layer's ``init_from``, as :func:`fastrbfkm.kmeans_plusplus`).
     sampled_seeding: bool = True
+
+    @property
+    def sphere(self) -> bool:
+        """Rows and centers on the unit sphere (the metric's ``sphere``):
+        critical temperatures and axes in its tangent spaces."""
+        return self.metric.sphere
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -901,11 +909,11 @@ def take_csr(X: K.CSR, index: np.ndarray) -> K.CSR:
     return K.CSR(X.data[take], X.indices[take], indptr, X.n_cols)
 
 
-def in_memory(X, w: np.ndarray, sphere: bool = False) -> InMemoryRows:
-    """The rows source of data in memory: dense, or CSR; ``sphere``: rows
-    already at unit length, centers kept on the sphere (:attr:`Rows.sphere`)."""
+def in_memory(X, w: np.ndarray, metric: Metric = METRICS["euclidean"]) -> InMemoryRows:
+    """The rows source of data in memory: dense, or CSR; ``metric``: the
+    metric whose projection the rows went through already (:attr:`Rows.metric`)."""
     rows = SparseRows(X, w) if isinstance(X, K.CSR) else InMemoryRows(X, w)
-    rows.sphere = sphere
+    rows.metric = metric
     return rows
 
 
@@ -915,14 +923,14 @@ def annealing_sample(rows: Rows, m: int, key: int) -> InMemoryRows:
     (the sample stands for the whole mass); else every row with its own
     weight (the source itself when it is in memory already). A CSR matrix's
     sample stays sparse (its drawn rows' slices). The sample is on the
-    sphere when the source is."""
+    sphere (under the metric) when the source is."""
     if isinstance(rows, InMemoryRows) and rows.n <= m:
         return rows
     if isinstance(rows, SparseRows):
         keys = draw_keys(rows.w, 0, rows.n, key)
         index = np.sort(np.argsort(-keys, kind="stable")[:m])
-        return in_memory(take_csr(rows.X, index), np.full(m, rows.weight / m), rows.sphere)
+        return in_memory(take_csr(rows.X, index), np.full(m, rows.weight / m), rows.metric)
     X, weights = rows.draw_weighted(min(m, rows.n), key)
     if rows.n > m:
         weights = np.full(m, rows.weight / m)
-    return in_memory(X, weights, rows.sphere)
+    return in_memory(X, weights, rows.metric)

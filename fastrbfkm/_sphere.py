@@ -10,27 +10,33 @@ center splits, which the annealing uses, is measured in the tangent space
 (:func:`tangent_scatter`, divided by the cell's mean resultant length).
 
 Everything else (assignments, soft responsibilities of ``-D / sigma``,
-pruning bounds, seeding) works on the unit rows unchanged.
+pruning bounds, seeding) works on the unit rows unchanged. The functions
+are the ``"cosine"`` entry of :data:`fastrbfkm._model.METRICS`, which the
+input door and the center updates call.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ._model import METRICS
-
 #: Smallest mean resultant length a critical temperature divides by: rows
 #: whose directions cancel out split at any temperature, not at infinity.
 MIN_RESULTANT = 1e-6
 
 
-def check_metric(metric) -> bool:
-    """Whether ``metric`` is the sphere's (``"cosine"``); a clear error for
-    anything but the names in :data:`METRICS` (the registry of
-    :mod:`fastrbfkm._model`)."""
-    if not isinstance(metric, str) or metric not in METRICS:
-        raise ValueError(f"metric must be {' or '.join(map(repr, METRICS))}; got {metric!r}.")
-    return METRICS[metric].sphere
+def unit_tensor(T, name: str):
+    """The rows of a 2-D torch tensor scaled to unit length by differentiable
+    torch ops; a row of zero length, or anything but a tensor, is refused.
+    ``name``: the tensor's name in the errors."""
+    import torch
+
+    if not isinstance(T, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor; got {type(T).__name__}.")
+    if T.ndim == 2 and bool((T.detach().abs().amax(dim=1) == 0).any()):
+        raise ValueError(
+            f"{name} has a row of zero length: metric='cosine' needs a direction for every row."
+        )
+    return torch.nn.functional.normalize(T, dim=1)
 
 
 def _zero_row_error(index: int) -> ValueError:
@@ -121,6 +127,18 @@ def project(C: np.ndarray, old: np.ndarray | None = None) -> np.ndarray:
         else:
             out[~alive, 0] = 1.0
     return out.astype(C.dtype, copy=False)
+
+
+def given_centers(C: np.ndarray) -> np.ndarray:
+    """Centers given by the caller, projected (:func:`project`); a center of
+    zero length, which has no direction, is refused."""
+    zero = np.flatnonzero(~(np.abs(C).max(axis=1, initial=0.0) > 0))
+    if zero.size:
+        raise ValueError(
+            f"C has a center of zero length (row {int(zero[0])}): metric='cosine' "
+            "needs a direction for every center."
+        )
+    return project(C)
 
 
 def mean_direction(mean: np.ndarray, covariance: np.ndarray | None) -> np.ndarray:

@@ -23,8 +23,8 @@ import numpy as np
 from sklearn import get_config
 
 from . import _kernels as K
+from ._model import METRICS, Metric
 from ._rows import BlockRows, fold, label_counts
-from ._sphere import to_unit, unit_dense
 from ._validation import as_float_array
 
 
@@ -83,14 +83,19 @@ class StreamedRows(BlockRows):
     block_rows : int or None, default=None
         Rows per block; None fits a block (and, for a converted dtype, its raw
         bytes) into the working memory.
-    unit : bool, default=False
-        Scale every row to unit length as it is read (``metric="cosine"``:
-        :func:`fastrbfkm._sphere.to_unit`, the arithmetic of the in-memory
-        copy).
+    metric : Metric, default=METRICS["euclidean"]
+        The entry of :data:`fastrbfkm._model.METRICS` whose projection every
+        block is read through (its ``block``, in place: ``"cosine"`` scales
+        each row to unit length, the arithmetic of the in-memory copy), and
+        a drawn batch (its ``dense``).
     """
 
     def __init__(
-        self, X: np.memmap, w: np.ndarray, block_rows: int | None = None, unit: bool = False
+        self,
+        X: np.memmap,
+        w: np.ndarray,
+        block_rows: int | None = None,
+        metric: Metric = METRICS["euclidean"],
     ):
         self.filename, self.start = file_region(X)
         self.n, self.d = X.shape
@@ -105,7 +110,7 @@ class StreamedRows(BlockRows):
         self.block_rows = int(max(1, min(block_rows, self.n)))
         self._buffers: tuple[np.ndarray, np.ndarray | None] | None = None
         self._checked = False
-        self.unit = unit
+        self.metric = metric
 
     def blocks(self) -> Iterator[tuple[int, np.ndarray]]:
         """``(offset, block)`` for every block in row order; the block is a view
@@ -129,10 +134,13 @@ class StreamedRows(BlockRows):
                     np.copyto(block, target, casting="unsafe")
                 if not self._checked:
                     as_float_array(
-                        block, "X", dtype=self.dtype, coordinates=not self.unit, fitting=True
+                        block,
+                        "X",
+                        dtype=self.dtype,
+                        coordinates=not self.metric.scaled,
+                        fitting=True,
                     )
-                if self.unit:
-                    to_unit(block, start)
+                self.metric.block(block, start)
                 yield start, block
         self._checked = True
 
@@ -160,9 +168,10 @@ class StreamedRows(BlockRows):
         )
         rows = np.ascontiguousarray(mapped[index], dtype=self.dtype)
         del mapped
-        rows = as_float_array(rows, "X", dtype=self.dtype, coordinates=not self.unit, fitting=True)
-        if self.unit:
-            rows = unit_dense(rows)
+        rows = as_float_array(
+            rows, "X", dtype=self.dtype, coordinates=not self.metric.scaled, fitting=True
+        )
+        rows = self.metric.dense(rows)
         return rows, self.w[index] if self.w.size else self.w
 
     def _per_row(self, kernel, C: np.ndarray, *args) -> np.ndarray:

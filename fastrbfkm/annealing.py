@@ -30,7 +30,7 @@ from ._model import assignment_of
 from ._rows import Rows
 from ._schedule import GeometricSchedule, GivenSchedule, Schedule
 from ._spares import Candidates, Spares
-from ._sphere import project, resultant
+from ._sphere import resultant
 from ._threads import one_blas_thread
 from ._tunables import (
     MERGE_RADIUS,
@@ -463,8 +463,7 @@ def run_anneal(
             )
             if log is not None:
                 log.split(len(path.rows), float(sigmas[t]), pairs, found, margin, plan.gain_ratio)
-        if rows.sphere:  # split, closed and merged centers back on the sphere
-            C[:] = project(C)
+        C[:] = rows.metric.centers(C)  # split, closed and merged centers projected
     return path.build(_name(mode))
 
 
@@ -485,8 +484,7 @@ def _converge(rows, A, sigma, mode, max_iter, tol, floor, fresh):
         new = A.astype(np.float64)
         alive = N > 0
         new[alive] = S[alive] / N[alive, None]
-        if rows.sphere:
-            new = project(new, A)
+        new = rows.metric.centers(new, A)
         shift = float(((new - A) ** 2).sum())
         # A fresh split is still opening up while its gap keeps growing.
         widths = np.linalg.norm(new[fresh[:, 0]] - new[fresh[:, 1]], axis=1)
@@ -668,8 +666,7 @@ def anneal(
     mode = check_soft_assignment(assignment)
     rows = open_rows(X, sample_weight, backend, centers=C, fit=True, metric=metric)
     C = rows.check_centers(C)
-    if rows.sphere:
-        C = project(C)
+    C = rows.metric.centers(C)
     sig = as_float_array(sigmas, "sigmas", ndim=1, dtype=np.dtype(np.float64))
     if sig.min() <= 0 or np.any(np.diff(sig) >= 0):
         raise ValueError("sigmas must be positive and strictly decreasing.")

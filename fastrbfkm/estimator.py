@@ -18,7 +18,6 @@ from ._axes import largest_variance
 from ._base import BaseRBFKMeans
 from ._memory import explains_memory
 from ._rows import InMemoryRows, annealing_sample
-from ._sphere import mean_direction, project
 from ._threads import one_blas_thread
 from ._tunables import (
     ANNEAL_ROWS_MAX,
@@ -436,7 +435,7 @@ class RBFKMeans(BaseRBFKMeans):
         self.phase_diagram_ = diagram
         self.cluster_centers_ = best["centers"]
         self.labels_ = best["labels"]
-        self.inertia_ = best["inertia"] / 2.0 if every.sphere else best["inertia"]
+        self.inertia_ = every.metric.inertia(best["inertia"])
         self.n_iter_ = best["n_iter"]
         self.sigma_ = best["sigma"]
         self.soft_sigma_ = self._soft_sigma(best["inertia"], every.weight, d)
@@ -450,14 +449,11 @@ class RBFKMeans(BaseRBFKMeans):
         n_iter = 0
         path = None
         if mode != K.HARD and self.sigma == "auto":
-            center = moments.mean
-            if rows.sphere:
-                center = mean_direction(moments.mean, moments.covariance)
+            center = rows.metric.mean(moments.mean, moments.covariance)
             C = np.repeat(center[None, :], k, axis=0).astype(rows.dtype)
         else:
             C = rows.initial_centers(k, init, rng)
-            if rows.sphere:  # given centers, or rows of X: on the sphere
-                C = project(C)
+            C = rows.metric.centers(C)  # given centers, or rows of X: projected
             if self.verbose:
                 print("Initialization complete")
         sigma = 0.0
@@ -552,8 +548,7 @@ class RBFKMeans(BaseRBFKMeans):
         """
         rng = np.random.default_rng([seed, 1])  # its own stream: the annealing's is unchanged
         C = guide.initial_centers(k, "k-means++", rng)
-        if guide.sphere:
-            C = project(C)
+        C = guide.metric.centers(C)
         seeded = run_lloyd(guide, C, int(self.max_iter), tol)
         n_iter = annealed.n_iter + seeded.n_iter  # both runs were made
         if seeded.inertia < annealed.inertia:

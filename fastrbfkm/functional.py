@@ -25,8 +25,9 @@ import numpy as np
 from . import _kernels as K
 from ._backend import assign_logits, open_rows
 from ._deprecation import keyword_only
+from ._model import metric_of
 from ._rows import Rows
-from ._sphere import project, tangent
+from ._sphere import tangent
 from ._threads import one_blas_thread
 from ._validation import (
     as_float_array,
@@ -87,14 +88,7 @@ def _open(X, C, sample_weight, backend, metric="euclidean") -> tuple[Rows, np.nd
     against it (on the sphere, a copy of C with unit rows)."""
     rows = open_rows(X, sample_weight, backend, centers=C, metric=metric)
     C = rows.check_centers(C)
-    if rows.sphere:
-        zero = np.flatnonzero(~(np.abs(C).max(axis=1, initial=0.0) > 0))
-        if zero.size:
-            raise ValueError(
-                f"C has a center of zero length (row {int(zero[0])}): metric='cosine' "
-                "needs a direction for every center."
-            )
-        C = project(C)
+    C = rows.metric.given(C)
     # Data and centers all below the square root of the smallest normal
     # number: every squared distance underflows, as the fits refuse.
     if float(np.abs(C).max(initial=0.0)) < smallest_magnitude(rows.dtype):
@@ -378,7 +372,7 @@ def gradient(
     """
     N, S, _, C, out = _statistics(X, C, sigma, assignment, sample_weight, backend, metric=metric)
     G = 2.0 * (N[:, None] * C - S)
-    if metric == "cosine":
+    if metric_of(metric).sphere:
         G = tangent(G, C)
     return out(G.astype(C.dtype, copy=False))
 
@@ -425,9 +419,8 @@ def step(
         new[alive] = S[alive] / N[alive, None]
     else:
         G = 2.0 * (N[:, None] * C - S)
-        new = C - lr * (tangent(G, C) if metric == "cosine" else G)
-    if metric == "cosine":
-        new = project(new, C)
+        new = C - lr * (tangent(G, C) if metric_of(metric).sphere else G)
+    new = metric_of(metric).centers(new, C)
     return out(new.astype(C.dtype, copy=False))
 
 

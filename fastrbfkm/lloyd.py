@@ -17,7 +17,6 @@ import numpy as np
 from . import _kernels as K
 from ._axes import cell_axes, cell_spreads, forms_scatter
 from ._rows import Rows
-from ._sphere import project
 from ._tunables import (
     BATCH_CELLS,
     MANY_CLUSTERS,
@@ -64,8 +63,7 @@ def update_centers(rows: Rows, C: np.ndarray, N: np.ndarray, S: np.ndarray) -> n
     alive = N > 0
     new[alive] = S[alive] / N[alive, None]
     new[~alive] = new[np.argmax(N)]
-    if rows.sphere:
-        new = project(new, C)
+    new = rows.metric.centers(new, C)
     return new.astype(rows.dtype, copy=False)
 
 
@@ -100,8 +98,7 @@ def run_lloyd(
     centers), without the final pass.
     """
     n_iter = 0
-    if rows.sphere:  # trial centers of the swap moves are placed off it
-        C = project(C)
+    C = rows.metric.centers(C)  # trial centers of the swap moves are placed off it
     bounds = rows.new_bounds(C.shape[0])
     seen: list[float] = []  # the inertias so far
     for n_iter in range(1, max_iter + 1):

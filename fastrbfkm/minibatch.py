@@ -42,7 +42,6 @@ from ._base import BaseRBFKMeans
 from ._memory import explains_memory
 from ._rows import InMemoryRows, Rows, in_memory
 from ._spares import Spares
-from ._sphere import mean_direction, project
 from ._threads import one_blas_thread
 from ._tunables import (
     COLD_GAP,
@@ -285,7 +284,7 @@ class MiniBatchRBFKMeans(BaseRBFKMeans):
         ewa, best, stale, hard = 0.0, np.inf, 0, 0
         for _ in range(steps):
             Xb, wb = rows.batch(batch, rng)
-            summary, shift = self._step(in_memory(Xb, wb, rows.sphere))
+            summary, shift = self._step(in_memory(Xb, wb, rows.metric))
             if self._annealing:
                 continue
             hard += 1
@@ -309,14 +308,13 @@ class MiniBatchRBFKMeans(BaseRBFKMeans):
             N, S, _ = rows.stats(self._centers_like(rows), self.sigma_, mode)
             live = N > 0
             self._C[live] = S[live] / N[live, None]
-            if rows.sphere:
-                self._C = project(self._C)
+            self._C = rows.metric.centers(self._C)
             self.cluster_centers_ = self._C.astype(rows.dtype)
         C = self._centers_like(rows)
         labels, inertia, _ = rows.assign(C)
         validate_data(self, X, reset=True, skip_check_array=True)
         self.labels_ = labels
-        self.inertia_ = float(inertia) / (2.0 if rows.sphere else 1.0)
+        self.inertia_ = rows.metric.inertia(float(inertia))
         self.soft_sigma_ = self._soft_sigma(self.inertia_, rows.weight, rows.d)
         self.n_iter_ = math.ceil(self.n_steps_ * batch / rows.n)
         self._warn_if_soft()  # max_iter ran out before the annealing's end
@@ -349,7 +347,7 @@ class MiniBatchRBFKMeans(BaseRBFKMeans):
             validate_data(self, X, reset=True, skip_check_array=True)
         else:
             rows = self._new_rows(X, sample_weight)
-        self.inertia_ = float(self._step(rows)[0][K.INERTIA]) / (2.0 if rows.sphere else 1.0)
+        self.inertia_ = rows.metric.inertia(float(self._step(rows)[0][K.INERTIA]))
         self.soft_sigma_ = self._soft_sigma(self.inertia_, rows.weight, rows.d)
         self.labels_ = rows.labels(self._centers_like(rows))  # as MiniBatchKMeans keeps them
         return self
@@ -375,7 +373,7 @@ class MiniBatchRBFKMeans(BaseRBFKMeans):
         k = int(self.n_clusters)
         size = self.init_size or max(3 * int(self.batch_size), 3 * k)
         Xs, ws = rows.batch(min(int(size), max(rows.n, k)), rng)
-        probe = in_memory(Xs, ws, rows.sphere)
+        probe = in_memory(Xs, ws, rows.metric)
         mode = check_assignment(self.assignment)
         self._rng = rng
         self._probe = probe
@@ -386,9 +384,7 @@ class MiniBatchRBFKMeans(BaseRBFKMeans):
             moments = probe.moments()
             sigma = float(critical_from_variance(largest_variance(probe, moments), k, mode))
             self.sigma_critical_ = sigma
-            center = moments.mean
-            if probe.sphere:
-                center = mean_direction(moments.mean, moments.covariance)
+            center = probe.metric.mean(moments.mean, moments.covariance)
             C = np.tile(center, (k, 1))
         else:
             init = self.init
@@ -401,9 +397,7 @@ class MiniBatchRBFKMeans(BaseRBFKMeans):
             if mode == K.HARD and isinstance(init, str):
                 C = self._polish(probe, C)
         self._spares = Spares.of_copies(C) if self._annealing else Spares.none(k)
-        self._C = np.array(C, dtype=np.float64)
-        if rows.sphere:
-            self._C = project(self._C)
+        self._C = rows.metric.centers(np.array(C, dtype=np.float64))
         self.cluster_centers_ = self._C.astype(rows.dtype)
         self.counts_ = np.zeros(k)
         self.sigma_ = sigma
@@ -436,8 +430,7 @@ class MiniBatchRBFKMeans(BaseRBFKMeans):
         self._C[active] = C
         self.counts_[active] = counts
         self._spares.sync(self._C)
-        if rows.sphere:  # the running means back on the sphere
-            self._C = project(self._C, before)
+        self._C = rows.metric.centers(self._C, before)  # the running means projected
         if not self._annealing and self.reassignment_ratio > 0:
             self._reassign(rows)
         self.cluster_centers_ = self._C.astype(rows.dtype)
@@ -525,8 +518,7 @@ class MiniBatchRBFKMeans(BaseRBFKMeans):
             pairs = spares.split_unstable(
                 self._C, found, sigma, self._rng, plan.perturbation, gain_ratio=plan.gain_ratio
             )
-            if self._probe.sphere:
-                self._C = project(self._C)
+            self._C = self._probe.metric.centers(self._C)
             self.counts_[pairs.ravel()] = 0.0
             self._gaps = self._pair_gaps()
         self._holds = 0
@@ -578,8 +570,7 @@ class MiniBatchRBFKMeans(BaseRBFKMeans):
             spares.split_unstable(self._C, found, 0.0, self._rng, perturbation, gain_ratio=0.0)
         probe = self._probe
         rival = probe.initial_centers(self._C.shape[0], "k-means++", self._rng)
-        if probe.sphere:
-            rival = project(rival)
+        rival = probe.metric.centers(rival)
         self._C = self._polish(probe, self._centers_in_dtype(), rival)
         self._annealing = False
         self.sigma_ = 0.0

@@ -19,9 +19,8 @@ from torch import nn
 
 from . import _kernels as K
 from ._deprecation import REMOVED_IN, keyword_only, renamed, renamed_value, warn
-from ._model import assignment_of
+from ._model import assignment_of, metric_of
 from ._schedule import GeometricSchedule
-from ._sphere import check_metric
 from ._threads import one_blas_thread
 from ._validation import check_assignment, check_value_range
 
@@ -333,18 +332,12 @@ def _torch_loss(X, C, w, sigma, mode, span2):
 
 
 def _on_sphere(X: torch.Tensor, C: torch.Tensor, metric: str):
-    """X and C, or with ``metric="cosine"`` their rows scaled to unit length
-    by differentiable torch ops (the gradients then move along the sphere)."""
-    if not check_metric(metric):
-        return X, C
-    for name, T in (("X", X), ("C", C)):
-        if not isinstance(T, torch.Tensor):
-            raise TypeError(f"{name} must be a torch.Tensor; got {type(T).__name__}.")
-        if T.ndim == 2 and bool((T.detach().abs().amax(dim=1) == 0).any()):
-            raise ValueError(
-                f"{name} has a row of zero length: metric='cosine' needs a direction for every row."
-            )
-    return nn.functional.normalize(X, dim=1), nn.functional.normalize(C, dim=1)
+    """X and C through the metric's differentiable projection (its
+    ``tensor``: X and C themselves for ``"euclidean"``; for ``"cosine"``
+    their rows scaled to unit length by torch ops, so the gradients move
+    along the sphere)."""
+    project = metric_of(metric).tensor
+    return project(X, "X"), project(C, "C")
 
 
 @keyword_only
@@ -512,7 +505,7 @@ class RBFKMeansLayer(nn.Module):
             if value < 1:
                 raise ValueError(f"{name} must be a positive integer; got {value!r}.")
         check_assignment(assignment)
-        check_metric(metric)
+        metric_of(metric)
         self.assignment = assignment
         self.metric = metric
         self.sigma = _sigma(sigma)
@@ -607,10 +600,7 @@ class RBFKMeansLayer(nn.Module):
             When ``init`` is none of these (the estimators' message).
         """
         Xn = X.detach().cpu().double().numpy()
-        if check_metric(self.metric):
-            from ._sphere import unit_dense
-
-            Xn = unit_dense(Xn)
+        Xn = metric_of(self.metric).dense(Xn)
         if isinstance(init, str) and init == "fit":
             from .estimator import RBFKMeans
 
