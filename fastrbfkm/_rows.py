@@ -450,6 +450,14 @@ class Rows(ABC):
         """``(N, S, summary)`` of :func:`fastrbfkm._kernels.block_stats` (N and
         S zeros when ``with_stats`` is False, which skips their accumulation)."""
 
+    def soft_passes(self) -> Rows | PrunedSoftPasses:
+        """What a run of soft passes over these rows (an annealing, soft
+        Lloyd at one temperature) calls :meth:`stats` on: an object that
+        carries the state one pass hands to the next where this source
+        prunes its soft passes (:class:`PrunedSoftPasses`), else the
+        source itself, whose passes carry none."""
+        return self
+
     def new_bounds(self, k: int) -> Bounds | None:
         """The state of pruned hard passes with ``k`` centers, where this
         source runs them and they pay (None: every hard pass is full)."""
@@ -660,10 +668,6 @@ class InMemoryRows(IndexedRows, BlockRows):
         self.dtype = X.dtype
         self.weight = float(w.sum()) if w.size else float(self.n)
         self._bounds: dict[int, Bounds] = {}  # of pruned hard passes, by k
-        # Of pruned soft passes: one set, for the last k (an annealing goes
-        # through many), and the share of rows the last soft pass left soft.
-        self._soft_bounds: dict[int, Bounds] = {}
-        self._soft_share = 1.0
 
     def reduce(self, name: str, *args):
         size = PASSES[name].rows_per_block or self.n
@@ -699,29 +703,8 @@ class InMemoryRows(IndexedRows, BlockRows):
             return super().hard_stats(C, bounds)
         return self.pruned_stats(C, bounds)[:3]
 
-    def stats(self, C: np.ndarray, sigma: float, mode: int, with_stats: bool = True):
-        """The soft passes of a run over these rows (an annealing, a fit at
-        a fixed temperature) are pruned once most rows are one-hot: while
-        the last soft pass left at most ``PRUNE_SOFT_SHARE`` of the weight
-        soft, the next one skips the centers beyond a row's reach
-        (:meth:`pruned_soft_stats`); a hotter pass forms every distance."""
-        k = C.shape[0]
-        if not (with_stats and sigma > 0.0 and mode != K.HARD and self._prunes(k)):
-            return super().stats(C, sigma, mode, with_stats)
-        bounds = self._soft_bounds.get(k)
-        if bounds is None:
-            # New centers (a split changed k): the first pass is unpruned, as
-            # a first pruned pass forms every distance at more cost, and it
-            # measures how soft the rows are.
-            bounds = Bounds(np.zeros(self.n, dtype=np.int32), np.zeros(self.n))
-            self._soft_bounds = {k: bounds}
-            self._soft_share = 1.0
-        if self._soft_share > PRUNE_SOFT_SHARE:
-            N, S, summary = super().stats(C, sigma, mode, with_stats)
-        else:
-            N, S, summary, _ = self.pruned_soft_stats(C, sigma, mode, bounds)
-        self._soft_share = float(summary[K.SOFT]) / self.weight
-        return N, S, summary
+    def soft_passes(self) -> Rows | PrunedSoftPasses:
+        return PrunedSoftPasses(self)
 
     def pruned_soft_stats(self, C: np.ndarray, sigma: float, mode: int, bounds: Bounds):
         """The soft :meth:`stats` at C by a pass that forms only a row's own
@@ -812,6 +795,44 @@ class InMemoryRows(IndexedRows, BlockRows):
 
     def total_inertia(self, C: np.ndarray) -> float:
         return float(K.hard_assign(self.X, C, self.w, False)[2])
+
+
+class PrunedSoftPasses:
+    """The soft passes of one run over rows in memory (an annealing, soft
+    Lloyd at one temperature), pruned once most rows are one-hot: while the
+    last soft pass left at most ``PRUNE_SOFT_SHARE`` of the weight soft,
+    the next one skips the centers beyond a row's reach
+    (:meth:`InMemoryRows.pruned_soft_stats`); a hotter pass forms every
+    distance. The run owns this state (from :meth:`Rows.soft_passes`): the
+    rows' own :meth:`~Rows.stats` carry none."""
+
+    def __init__(self, rows: InMemoryRows):
+        self.rows = rows
+        # one set of bounds, for the last k (an annealing goes through
+        # many), and the share of the weight the last soft pass left soft
+        self._bounds: dict[int, Bounds] = {}
+        self._share = 1.0
+
+    def stats(self, C: np.ndarray, sigma: float, mode: int, with_stats: bool = True):
+        """:meth:`Rows.stats`, pruned where the last pass allows it."""
+        rows = self.rows
+        k = C.shape[0]
+        if not (with_stats and sigma > 0.0 and mode != K.HARD and rows._prunes(k)):
+            return rows.stats(C, sigma, mode, with_stats)
+        bounds = self._bounds.get(k)
+        if bounds is None:
+            # New centers (a split changed k): the first pass is unpruned, as
+            # a first pruned pass forms every distance at more cost, and it
+            # measures how soft the rows are.
+            bounds = Bounds(np.zeros(rows.n, dtype=np.int32), np.zeros(rows.n))
+            self._bounds = {k: bounds}
+            self._share = 1.0
+        if self._share > PRUNE_SOFT_SHARE:
+            N, S, summary = rows.stats(C, sigma, mode, with_stats)
+        else:
+            N, S, summary, _ = rows.pruned_soft_stats(C, sigma, mode, bounds)
+        self._share = float(summary[K.SOFT]) / rows.weight
+        return N, S, summary
 
 
 class SparseRows(InMemoryRows):

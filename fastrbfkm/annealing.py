@@ -27,7 +27,7 @@ from ._axes import forms_scatter, largest_variance, principal, spreads_and_cells
 from ._backend import open_rows
 from ._deprecation import keyword_only, renamed, warn
 from ._model import assignment_of
-from ._rows import Rows
+from ._rows import PrunedSoftPasses, Rows
 from ._schedule import GeometricSchedule, GivenSchedule, Schedule
 from ._spares import Candidates, Spares
 from ._sphere import resultant
@@ -411,6 +411,7 @@ def run_anneal(
     floor = max(1e-6 * settings.tol, noise)
     tol = max(settings.tol, noise)
     path = _PathBuilder()
+    passes = rows.soft_passes()  # the soft passes of this run, and their state
     C = C.astype(rows.dtype, copy=True)
     spares = Spares.of_copies(C)
     active = spares.active  # updated in place by the moves of spares
@@ -419,6 +420,7 @@ def run_anneal(
         sigma = sigmas[t]
         A, new, summary, it, converged, closed = _converge(
             rows,
+            passes,
             np.ascontiguousarray(C[active]),
             sigma,
             mode,
@@ -430,7 +432,7 @@ def run_anneal(
         C[active] = A
         spares.sync(C)
         if settings.record_all and not spares.all_active:
-            summary = rows.stats(C, sigma, mode)[2]  # the k-center model, spares included
+            summary = passes.stats(C, sigma, mode)[2]  # the k-center model, spares included
         path.add(sigma, C, summary, weight, it, converged, spares.n_active)
         stop = callback is not None and callback(len(path.rows) - 1, sigma, C, summary, it)
         C[active] = new
@@ -449,7 +451,7 @@ def run_anneal(
                 log.merge(int(b), int(spares.parent[b]))
         t += 1
         if t < len(sigmas) and not spares.all_active:
-            found = candidates(rows, C, active, sigma, mode)
+            found = candidates(rows, C, active, sigma, mode, passes)
             margin = plan.split_margin
             if plan.skip_idle and converged and not found.unstable(sigmas[t], margin).any():
                 # Nothing splits at the next temperature: go to the first one
@@ -467,8 +469,9 @@ def run_anneal(
     return path.build(_name(mode))
 
 
-def _converge(rows, A, sigma, mode, max_iter, tol, floor, fresh):
-    """Soft Lloyd steps on the active centers A at one temperature.
+def _converge(rows, passes, A, sigma, mode, max_iter, tol, floor, fresh):
+    """Soft Lloyd steps on the active centers A at one temperature, the
+    passes made by ``passes`` (:meth:`~fastrbfkm._rows.Rows.soft_passes`).
 
     Returns ``(A, new, summary, iterations, converged, closed)``: the last
     centers whose statistics ``summary`` describes, one step further, and for
@@ -480,7 +483,7 @@ def _converge(rows, A, sigma, mode, max_iter, tol, floor, fresh):
     previous = np.inf
     converged = False
     for it in range(1, max_iter + 1):
-        N, S, summary = rows.stats(A, sigma, mode)
+        N, S, summary = passes.stats(A, sigma, mode)
         new = A.astype(np.float64)
         alive = N > 0
         new[alive] = S[alive] / N[alive, None]
@@ -508,7 +511,12 @@ def is_hard(summary: np.ndarray, mode: int) -> bool:
 
 
 def candidates(
-    rows: Rows, C: np.ndarray, active: np.ndarray, sigma: float, mode: int
+    rows: Rows,
+    C: np.ndarray,
+    active: np.ndarray,
+    sigma: float,
+    mode: int,
+    passes: Rows | PrunedSoftPasses | None = None,
 ) -> Candidates:
     """Where the spare centers would go, and below which temperature each splits.
 
@@ -527,8 +535,10 @@ def candidates(
     On the sphere (``rows.sphere``) the spreads are along the sphere (the
     scatter projected onto each center's tangent space) and a center's
     critical temperature is divided by its mean resultant length ``c_j .
-    S_j / N_j`` at ``sigma`` (one more soft pass): the restoring term of a
-    split on the sphere is ``c . x`` per unit responsibility, not 1.
+    S_j / N_j`` at ``sigma`` (one more soft pass, by ``passes``, the run's
+    :meth:`~fastrbfkm._rows.Rows.soft_passes`, or the rows' own): the
+    restoring term of a split on the sphere is ``c . x`` per unit
+    responsibility, not 1.
     """
     chosen = np.flatnonzero(active)
     A = np.ascontiguousarray(C[chosen])
@@ -546,7 +556,7 @@ def candidates(
     wanted = np.argsort(-gain, kind="stable")[: int(np.count_nonzero(~active))]
     critical = 2.0 * factor * spread[wanted]
     if rows.sphere:
-        N, S, _ = rows.stats(A, sigma, mode)
+        N, S, _ = (passes or rows).stats(A, sigma, mode)
         critical = critical / resultant(A, N, S)[wanted]
     return Candidates(chosen[wanted], critical, spread[wanted], gain[wanted], axes_of, wanted)
 

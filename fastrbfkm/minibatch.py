@@ -377,6 +377,7 @@ class MiniBatchRBFKMeans(BaseRBFKMeans):
         mode = check_assignment(self.assignment)
         self._rng = rng
         self._probe = probe
+        self._probe_passes = probe.soft_passes()  # the splits' soft passes over it
         self.sigma_critical_ = None
         self._annealing = mode != K.HARD and self.sigma == "auto"
         if self._annealing:
@@ -510,7 +511,12 @@ class MiniBatchRBFKMeans(BaseRBFKMeans):
         if not spares.all_active:
             plan = self._plan
             found = candidates(
-                self._probe, self._centers_in_dtype(), spares.active, self.sigma_, mode
+                self._probe,
+                self._centers_in_dtype(),
+                spares.active,
+                self.sigma_,
+                mode,
+                self._probe_passes,
             )
             top = float(found.critical.max(initial=0.0)) / (1.0 + SPLIT_MARGIN)
             if 0 < top <= sigma:  # none splits at sigma: the first temperature below top

@@ -281,3 +281,40 @@ def test_soft_fits_prune_once_cold_and_agree_with_the_unpruned_passes(monkeypatc
     plain = RBFKMeans(30, sigma=0.05, init="k-means++", random_state=0).fit(X)
     assert not calls
     np.testing.assert_allclose(pruned.cluster_centers_, plain.cluster_centers_, rtol=0, atol=1e-8)
+
+
+def test_a_pass_depends_on_no_earlier_pass():
+    """The rows' own soft passes carry no state: the same call twice gives
+    the same bits, unpruned. The state that prunes a run's passes once
+    they are cold belongs to the run (``rows.soft_passes()``), and a new
+    run starts unpruned."""
+    from fastrbfkm.datasets import make_blobs
+
+    X = make_blobs(6000, centers=60, n_features=12, random_state=3)[0]
+    rows = InMemoryRows(X, np.empty(0))
+    C = X[::200][:30].copy()
+    calls = []
+    original = InMemoryRows.pruned_soft_stats
+
+    def counting(self, *args):
+        calls.append(1)
+        return original(self, *args)
+
+    InMemoryRows.pruned_soft_stats = counting
+    try:
+        first = rows.stats(C, 0.05, K.ENTMAX15)
+        for _ in range(3):
+            again = rows.stats(C, 0.05, K.ENTMAX15)
+            for a, b in zip(first, again, strict=True):
+                np.testing.assert_array_equal(a, b)
+        assert not calls
+        run = rows.soft_passes()
+        for _ in range(3):
+            run.stats(C, 0.05, K.ENTMAX15)
+        assert len(calls) == 2  # the first pass of a run is unpruned
+        fresh = rows.soft_passes().stats(C, 0.05, K.ENTMAX15)
+        assert len(calls) == 2
+        for a, b in zip(first, fresh, strict=True):
+            np.testing.assert_array_equal(a, b)
+    finally:
+        InMemoryRows.pruned_soft_stats = original
