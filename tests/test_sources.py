@@ -20,6 +20,11 @@ N, D, k = 37, 3, 4
 PASSES = {
     "moments": lambda rows, C: rows.moments(),
     "stats": lambda rows, C: rows.stats(C, 0.7, K.ENTMAX15),
+    # a run's passes: three at a cold temperature (pruned after the first
+    # where the source prunes), equal to the rows' own passes to rounding
+    "soft_passes": lambda rows, C: (
+        lambda run: [run.stats(C, 0.05, K.ENTMAX15) for _ in range(3)][-1]
+    )(rows.soft_passes()),
     "scatter": lambda rows, C: rows.scatter(C, 0.7, K.SOFTMAX),
     "scatter_and_cells": lambda rows, C: rows.scatter_and_cells(C, 0.7, K.ENTMAX15),
     "principal": lambda rows, C: principal(rows, C, 0.7, K.ENTMAX15)[:2],  # axes: up to sign
