@@ -392,7 +392,11 @@ def figure(results: dict, keys: list[str], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, len(keys), figsize=(6.5 * len(keys), 5), squeeze=False)
+    cols = min(3, len(keys))
+    grid = -(-len(keys) // cols)
+    fig, axes = plt.subplots(grid, cols, figsize=(6.5 * cols, 5 * grid), squeeze=False)
+    for ax in axes.flat[len(keys) :]:
+        ax.set_visible(False)
     markers = {
         "fastrbfkm": "o",
         "scikit-learn": "s",
@@ -401,7 +405,7 @@ def figure(results: dict, keys: list[str], path: Path) -> None:
         "SuperKMeans": "v",
         "fastkmeans": "P",
     }
-    for ax, key in zip(axes[0], keys, strict=True):
+    for ax, key in zip(axes.flat, keys, strict=False):
         entry = results[key]
         ref = entry["sk1"]["inertia"]
         by_library: dict[str, list] = {}
