@@ -478,18 +478,12 @@ class Rows(ABC):
         return (*self.scatter(C, sigma, mode), *self.scatter(C, 0.0, K.HARD))
 
     @abstractmethod
-    def removal_costs(self, C: np.ndarray) -> np.ndarray:
-        """Per center, the rise in inertia if it were removed (``(k,)``)."""
-
     def cell_summary(self, C: np.ndarray, scatter: bool) -> CellSummary:
-        """The :class:`CellSummary` of C, with the cells' scatter when
+        """The :class:`CellSummary` of C: per center the removal cost (the
+        rise in inertia if it were removed), the cell's inertia where the
+        source runs that pass, and its mass; with the cells' scatter when
         ``scatter`` is True (a source that forms the matrices only: see
-        :func:`fastrbfkm._axes.forms_scatter`); here from the
-        :meth:`removal_costs` and :meth:`cell_inertia` passes and the
-        :meth:`scatter` pass (the hard :meth:`stats` for the masses without
-        it), where :class:`BlockRows` makes one pass."""
-        N, A = self.scatter(C, 0.0, K.HARD) if scatter else (self.stats(C, 0.0, K.HARD)[0], None)
-        return CellSummary(self.removal_costs(C), self.cell_inertia(C), N, A)
+        :func:`fastrbfkm._axes.forms_scatter`)."""
 
     @abstractmethod
     def farthest(self, C: np.ndarray, m: int) -> Farthest:
@@ -550,9 +544,10 @@ class Rows(ABC):
 
     # The results for new data: one pass, per row.
 
-    @abstractmethod
     def labels(self, C: np.ndarray):
-        """``(n,)`` int32 nearest centers (ties to the lowest index)."""
+        """``(n,)`` int32 nearest centers (ties to the lowest index); here
+        those of :meth:`assign`."""
+        return self.assign(C)[0]
 
     @abstractmethod
     def squared_distances(self, C: np.ndarray):
@@ -629,9 +624,6 @@ class BlockRows(Rows):
         finding them every pass; here empty (they do: the labels of every row
         would be held at once)."""
         return np.empty(0, dtype=np.int32)
-
-    def removal_costs(self, C: np.ndarray) -> np.ndarray:
-        return self.cell_summary(C, False).costs
 
     def cell_summary(self, C: np.ndarray, scatter: bool) -> CellSummary:
         """One pass (:func:`fastrbfkm._kernels.cell_summary`)."""

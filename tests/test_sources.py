@@ -29,7 +29,6 @@ PASSES = {
     "scatter_and_cells": lambda rows, C: rows.scatter_and_cells(C, 0.7, K.ENTMAX15),
     "principal": lambda rows, C: principal(rows, C, 0.7, K.ENTMAX15)[:2],  # axes: up to sign
     "largest_variance": lambda rows, C: largest_variance(rows, rows.moments()),
-    "removal_costs": lambda rows, C: rows.removal_costs(C),
     "cell_summary": lambda rows, C: (
         lambda s: (s.costs, s.mass, s.scatter, rows.cell_summary(C, False).mass)
     )(rows.cell_summary(C, True)),
