@@ -649,9 +649,11 @@ class BlockRows(Rows):
         return rows[order], weights[order]
 
 
-class InMemoryRows(IndexedRows, BlockRows):
-    """A validated, C-contiguous numpy array (a ``numpy.memmap`` too) and its
-    weights (length 0: unit weights). Each pass is one call of the kernels."""
+class ArrayRows(IndexedRows, BlockRows):
+    """Rows in host memory, a validated array or CSR matrix (``X``) and its
+    weights (``w``, length 0: unit weights): what dense rows
+    (:class:`InMemoryRows`) and CSR rows (:class:`SparseRows`) share. Each
+    pass is one call of the kernels, which take either kind of ``X``."""
 
     def __init__(self, X: np.ndarray, w: np.ndarray):
         self.X = X
@@ -659,12 +661,14 @@ class InMemoryRows(IndexedRows, BlockRows):
         self.n, self.d = X.shape
         self.dtype = X.dtype
         self.weight = float(w.sum()) if w.size else float(self.n)
-        self._bounds: dict[int, Bounds] = {}  # of pruned hard passes, by k
 
-    def reduce(self, name: str, *args):
-        size = PASSES[name].rows_per_block or self.n
-        blocks = ((start, self.X[start : start + size]) for start in range(0, self.n, size))
-        return fold(name, blocks, self.w, *args)
+    @abstractmethod
+    def _rows_at(self, index: np.ndarray):
+        """Rows ``X[index]`` as data (dense rows dense, CSR rows CSR)."""
+
+    @abstractmethod
+    def as_given(self):
+        """The data as a user's ``init`` callable takes it."""
 
     def assign(self, C: np.ndarray):
         labels, _, inertia = K.hard_assign(self.X, C, self.w, False)
@@ -672,6 +676,52 @@ class InMemoryRows(IndexedRows, BlockRows):
 
     def cell_labels(self, C: np.ndarray) -> np.ndarray:
         return self.labels(C)
+
+    def transfers(self, C: np.ndarray, max_sweeps: int):
+        labels = K.hard_assign(self.X, C, self.w, False)[0]
+        centers, _, sweeps, _ = K.transfer_sweeps(self.X, self.w, labels, C.shape[0], max_sweeps)
+        return centers, sweeps
+
+    def host_weights(self) -> np.ndarray:
+        return self.w
+
+    def take(self, index: np.ndarray) -> np.ndarray:
+        return K.take_rows(self.X, index)
+
+    def nearest(self, C: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        labels, mind, _ = K.hard_assign(self.X, C, self.w, True)
+        return labels, mind
+
+    def greedy_seeds(self, uniforms: np.ndarray, sample: np.ndarray | None = None) -> np.ndarray:
+        if sample is None:
+            return greedy_seeds(self.X, self.w, uniforms)
+        return sample[greedy_seeds(self._rows_at(sample), np.empty(0), uniforms)]
+
+    def labels(self, C: np.ndarray) -> np.ndarray:
+        return K.hard_assign(self.X, C, self.w, False)[0]
+
+    def squared_distances(self, C: np.ndarray) -> np.ndarray:
+        return K.squared_distances(self.X, C)
+
+    def responsibilities(self, C: np.ndarray, sigma: float, mode: int) -> np.ndarray:
+        return K.responsibilities(self.X, C, sigma, mode)
+
+    def total_inertia(self, C: np.ndarray) -> float:
+        return float(K.hard_assign(self.X, C, self.w, False)[2])
+
+
+class InMemoryRows(ArrayRows):
+    """A validated, C-contiguous numpy array (a ``numpy.memmap`` too) and its
+    weights (length 0: unit weights)."""
+
+    def __init__(self, X: np.ndarray, w: np.ndarray):
+        super().__init__(X, w)
+        self._bounds: dict[int, Bounds] = {}  # of pruned hard passes, by k
+
+    def reduce(self, name: str, *args):
+        size = PASSES[name].rows_per_block or self.n
+        blocks = ((start, self.X[start : start + size]) for start in range(0, self.n, size))
+        return fold(name, blocks, self.w, *args)
 
     def new_bounds(self, k: int) -> Bounds | None:
         """The bounds of the last pruned pass with ``k`` centers over these
@@ -752,41 +802,8 @@ class InMemoryRows(IndexedRows, BlockRows):
     def largest_magnitude(self) -> float:
         return float(np.abs(self.X).max(initial=0.0))
 
-    def transfers(self, C: np.ndarray, max_sweeps: int):
-        labels = K.hard_assign(self.X, C, self.w, False)[0]
-        centers, _, sweeps, _ = K.transfer_sweeps(self.X, self.w, labels, C.shape[0], max_sweeps)
-        return centers, sweeps
-
-    def host_weights(self) -> np.ndarray:
-        return self.w
-
-    def take(self, index: np.ndarray) -> np.ndarray:
-        return K.take_rows(self.X, index)
-
-    def nearest(self, C: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        labels, mind, _ = K.hard_assign(self.X, C, self.w, True)
-        return labels, mind
-
-    def greedy_seeds(self, uniforms: np.ndarray, sample: np.ndarray | None = None) -> np.ndarray:
-        if sample is None:
-            return greedy_seeds(self.X, self.w, uniforms)
-        return sample[greedy_seeds(self._rows_at(sample), np.empty(0), uniforms)]
-
-    def _rows_at(self, index: np.ndarray):
-        """Rows ``X[index]`` as data (dense here; CSR stays CSR)."""
+    def _rows_at(self, index: np.ndarray) -> np.ndarray:
         return self.X[index]
-
-    def labels(self, C: np.ndarray) -> np.ndarray:
-        return K.hard_assign(self.X, C, self.w, False)[0]
-
-    def squared_distances(self, C: np.ndarray) -> np.ndarray:
-        return K.squared_distances(self.X, C)
-
-    def responsibilities(self, C: np.ndarray, sigma: float, mode: int) -> np.ndarray:
-        return K.responsibilities(self.X, C, sigma, mode)
-
-    def total_inertia(self, C: np.ndarray) -> float:
-        return float(K.hard_assign(self.X, C, self.w, False)[2])
 
 
 class PrunedSoftPasses:
@@ -827,7 +844,7 @@ class PrunedSoftPasses:
         return N, S, summary
 
 
-class SparseRows(InMemoryRows):
+class SparseRows(ArrayRows):
     """Validated CSR data (:class:`fastrbfkm._kernels.CSR`: canonical, the
     kernels take it as they take an array) and its weights; never densified.
 
@@ -908,9 +925,6 @@ class SparseRows(InMemoryRows):
     def _rows_at(self, index: np.ndarray) -> K.CSR:
         return take_csr(self.X, index)
 
-    def _prunes(self, k: int) -> bool:
-        return False  # the pruned passes' kernels are dense only
-
 
 def take_csr(X: K.CSR, index: np.ndarray) -> K.CSR:
     """Rows ``X[index]`` as a new CSR (their arrays copied)."""
@@ -922,7 +936,7 @@ def take_csr(X: K.CSR, index: np.ndarray) -> K.CSR:
     return K.CSR(X.data[take], X.indices[take], indptr, X.n_cols)
 
 
-def in_memory(X, w: np.ndarray, metric: Metric = METRICS["euclidean"]) -> InMemoryRows:
+def in_memory(X, w: np.ndarray, metric: Metric = METRICS["euclidean"]) -> ArrayRows:
     """The rows source of data in memory: dense, or CSR; ``metric``: the
     metric whose projection the rows went through already (:attr:`Rows.metric`)."""
     rows = SparseRows(X, w) if isinstance(X, K.CSR) else InMemoryRows(X, w)
@@ -930,14 +944,14 @@ def in_memory(X, w: np.ndarray, metric: Metric = METRICS["euclidean"]) -> InMemo
     return rows
 
 
-def annealing_sample(rows: Rows, m: int, key: int) -> InMemoryRows:
+def annealing_sample(rows: Rows, m: int, key: int) -> ArrayRows:
     """The rows a fit anneals, in memory: with more than ``m`` rows, ``m``
     distinct rows drawn as by :meth:`Rows.draw`, each weighing ``weight / m``
     (the sample stands for the whole mass); else every row with its own
     weight (the source itself when it is in memory already). A CSR matrix's
     sample stays sparse (its drawn rows' slices). The sample is on the
     sphere (under the metric) when the source is."""
-    if isinstance(rows, InMemoryRows) and rows.n <= m:
+    if isinstance(rows, ArrayRows) and rows.n <= m:
         return rows
     if isinstance(rows, SparseRows):
         keys = draw_keys(rows.w, 0, rows.n, key)
