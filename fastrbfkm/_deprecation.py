@@ -30,6 +30,7 @@ from ._version import VERSION
 
 F = TypeVar("F", bound=Callable)
 
+
 def removal_release(version: str) -> str:
     """The release after the one ``version`` is or leads to: the next minor
     (``"0.2.0.dev0"`` and ``"0.2.1"`` give ``"0.3"``)."""
@@ -71,9 +72,7 @@ def keyword_only(function: F) -> F:
     ``FutureWarning`` naming them (not to :data:`NEVER_POSITIONAL` ones)."""
     parameters = list(inspect.signature(function).parameters.values())
     positional = [
-        p.name
-        for p in parameters
-        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        p.name for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
     ]
     keywords = [
         p.name for p in parameters if p.kind == p.KEYWORD_ONLY and p.name not in NEVER_POSITIONAL
