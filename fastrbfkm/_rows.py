@@ -450,23 +450,6 @@ class Rows(ABC):
         """``(N, S, summary)`` of :func:`fastrbfkm._kernels.block_stats` (N and
         S zeros when ``with_stats`` is False, which skips their accumulation)."""
 
-    def soft_passes(self) -> Rows | PrunedSoftPasses:
-        """What a run of soft passes over these rows (an annealing, soft
-        Lloyd at one temperature) calls :meth:`stats` on: an object that
-        carries the state one pass hands to the next where this source
-        prunes its soft passes (:class:`PrunedSoftPasses`), else the
-        source itself, whose passes carry none."""
-        return self
-
-    def new_bounds(self, k: int) -> Bounds | None:
-        """The state of pruned hard passes with ``k`` centers, where this
-        source runs them and they pay (None: every hard pass is full)."""
-        return None
-
-    def hard_stats(self, C: np.ndarray, bounds: Bounds | None):
-        """The hard :meth:`stats` at C; pruned by ``bounds`` (updated) when given."""
-        return self.stats(C, 0.0, K.HARD)
-
     @abstractmethod
     def scatter(self, C: np.ndarray, sigma: float, mode: int):
         """``(N, A)`` of :func:`fastrbfkm._kernels.center_scatter` for every center."""
@@ -596,6 +579,36 @@ class IndexedRows(ABC):
         over those rows with unit weights."""
 
 
+class PrunedRows(ABC):
+    """Pruned passes, a capability beside :class:`Rows` (dense rows in
+    memory, :class:`InMemoryRows`): passes that carry distance bounds
+    (:class:`Bounds`) from one to the next and skip the centers a row cannot
+    be nearest to (hard) or that are beyond the assignment's reach (soft).
+    A run asks for its passes with :func:`hard_passes` and
+    :func:`soft_passes`, which prune over rows with this capability where
+    :meth:`prunes` says it pays."""
+
+    @abstractmethod
+    def prunes(self, k: int) -> bool:
+        """Whether passes with ``k`` centers pay for carrying bounds."""
+
+    @abstractmethod
+    def new_bounds(self, k: int) -> Bounds:
+        """Bounds for pruned passes with ``k`` centers over these rows."""
+
+    @abstractmethod
+    def pruned_stats(self, C: np.ndarray, bounds: Bounds):
+        """The hard :meth:`Rows.stats` at C, each cell's inertia and the
+        number of row-center distances formed: ``(N, S, summary, cells,
+        evaluated)``; ``bounds`` is updated to C."""
+
+    @abstractmethod
+    def pruned_soft_stats(self, C: np.ndarray, sigma: float, mode: int, bounds: Bounds):
+        """The soft :meth:`Rows.stats` at C and the number of row-center
+        distances formed: ``(N, S, summary, evaluated)``; ``bounds`` is
+        updated to C."""
+
+
 class BlockRows(Rows):
     """A source whose fit passes are folds of the block functions of
     :data:`PASSES` (in memory, streamed from a file, over dask chunks):
@@ -710,9 +723,9 @@ class ArrayRows(IndexedRows, BlockRows):
         return float(K.hard_assign(self.X, C, self.w, False)[2])
 
 
-class InMemoryRows(ArrayRows):
+class InMemoryRows(PrunedRows, ArrayRows):
     """A validated, C-contiguous numpy array (a ``numpy.memmap`` too) and its
-    weights (length 0: unit weights)."""
+    weights (length 0: unit weights); its passes can be pruned."""
 
     def __init__(self, X: np.ndarray, w: np.ndarray):
         super().__init__(X, w)
@@ -723,30 +736,20 @@ class InMemoryRows(ArrayRows):
         blocks = ((start, self.X[start : start + size]) for start in range(0, self.n, size))
         return fold(name, blocks, self.w, *args)
 
-    def new_bounds(self, k: int) -> Bounds | None:
+    def new_bounds(self, k: int) -> Bounds:
         """The bounds of the last pruned pass with ``k`` centers over these
         rows (new ones the first time). They hold for any centers (a pass
         measures the shifts from the centers they were made at), so a Lloyd
         run that starts near the last one's centers (a swap search's trials)
         needs no full first pass; the labels do not depend on them."""
-        if not self._prunes(k):
-            return None
         if k not in self._bounds:
             self._bounds[k] = Bounds(np.zeros(self.n, dtype=np.int32), np.zeros(self.n))
         return self._bounds[k]
 
-    def _prunes(self, k: int) -> bool:
-        """Whether passes with k centers carry bounds (enough centers, and
-        distances not so cheap that forming them all costs less)."""
+    def prunes(self, k: int) -> bool:
+        """Enough centers, and distances not so cheap that forming them all
+        costs less."""
         return k >= PRUNE_MIN_CLUSTERS and self.d * k > K.DIRECT_MAX
-
-    def hard_stats(self, C: np.ndarray, bounds: Bounds | None):
-        if bounds is None:
-            return super().hard_stats(C, bounds)
-        return self.pruned_stats(C, bounds)[:3]
-
-    def soft_passes(self) -> Rows | PrunedSoftPasses:
-        return PrunedSoftPasses(self)
 
     def pruned_soft_stats(self, C: np.ndarray, sigma: float, mode: int, bounds: Bounds):
         """The soft :meth:`stats` at C by a pass that forms only a row's own
@@ -786,10 +789,11 @@ class InMemoryRows(ArrayRows):
         return N, S, summary, cells, int(evaluated)
 
     def cell_inertia(self, C: np.ndarray) -> np.ndarray:
-        bounds = self.new_bounds(C.shape[0])
-        if bounds is None:
+        """By a pruned pass with the Lloyd runs' bounds where it pays."""
+        k = C.shape[0]
+        if not self.prunes(k):
             return super().cell_inertia(C)
-        return self.pruned_stats(C, bounds)[3]
+        return self.pruned_stats(C, self.new_bounds(k))[3]
 
     def batch(self, m: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         index = np.sort(rng.integers(0, self.n, int(m)))
@@ -806,13 +810,63 @@ class InMemoryRows(ArrayRows):
         return self.X[index]
 
 
+class HardPasses:
+    """The hard passes of one Lloyd run (:func:`hard_passes`): full passes,
+    :meth:`Rows.stats` at ``sigma = 0`` and :meth:`Rows.inertia`."""
+
+    def __init__(self, rows: Rows):
+        self.rows = rows
+
+    def stats(self, C: np.ndarray):
+        """``(N, S, summary)`` of the hard assignment to C."""
+        return self.rows.stats(C, 0.0, K.HARD)
+
+    def inertia(self, C: np.ndarray) -> float:
+        """The weighted hard inertia at C."""
+        return self.rows.inertia(C)[0]
+
+
+class PrunedHardPasses(HardPasses):
+    """The hard passes of one Lloyd run pruned by the bounds of the rows
+    (:meth:`PrunedRows.new_bounds`, updated by every pass). The measuring
+    pass is pruned too: a row whose bound holds has its own distance formed
+    alone, so its inertia agrees with a full pass's to rounding."""
+
+    def __init__(self, rows: PrunedRows, k: int):
+        self.rows = rows
+        self.bounds = rows.new_bounds(k)
+
+    def stats(self, C: np.ndarray):
+        return self.rows.pruned_stats(C, self.bounds)[:3]
+
+    def inertia(self, C: np.ndarray) -> float:
+        return float(self.stats(C)[2][K.INERTIA])
+
+
+def hard_passes(rows: Rows, k: int) -> HardPasses:
+    """The hard passes of a Lloyd run with ``k`` centers over ``rows``:
+    pruned where the rows can prune (:class:`PrunedRows`) and it pays."""
+    if isinstance(rows, PrunedRows) and rows.prunes(k):
+        return PrunedHardPasses(rows, k)
+    return HardPasses(rows)
+
+
+def soft_passes(rows: Rows) -> Rows | PrunedSoftPasses:
+    """What a run of soft passes over ``rows`` (an annealing, soft Lloyd at
+    one temperature) calls :meth:`~Rows.stats` on: a
+    :class:`PrunedSoftPasses`, which carries the state one pass hands to
+    the next, where the rows can prune (:class:`PrunedRows`), else the rows
+    themselves, whose passes carry none."""
+    return PrunedSoftPasses(rows) if isinstance(rows, PrunedRows) else rows
+
+
 class PrunedSoftPasses:
-    """The soft passes of one run over rows in memory (an annealing, soft
-    Lloyd at one temperature), pruned once most rows are one-hot: while the
+    """The soft passes of one run over rows that can prune
+    (:class:`PrunedRows`), pruned once most rows are one-hot: while the
     last soft pass left at most ``PRUNE_SOFT_SHARE`` of the weight soft,
     the next one skips the centers beyond a row's reach
-    (:meth:`InMemoryRows.pruned_soft_stats`); a hotter pass forms every
-    distance. The run owns this state (from :meth:`Rows.soft_passes`): the
+    (:meth:`PrunedRows.pruned_soft_stats`); a hotter pass forms every
+    distance. The run owns this state (from :func:`soft_passes`): the
     rows' own :meth:`~Rows.stats` carry none."""
 
     def __init__(self, rows: InMemoryRows):
@@ -826,7 +880,7 @@ class PrunedSoftPasses:
         """:meth:`Rows.stats`, pruned where the last pass allows it."""
         rows = self.rows
         k = C.shape[0]
-        if not (with_stats and sigma > 0.0 and mode != K.HARD and rows._prunes(k)):
+        if not (with_stats and sigma > 0.0 and mode != K.HARD and rows.prunes(k)):
             return rows.stats(C, sigma, mode, with_stats)
         bounds = self._bounds.get(k)
         if bounds is None:

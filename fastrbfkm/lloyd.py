@@ -16,7 +16,7 @@ import numpy as np
 
 from . import _kernels as K
 from ._axes import cell_axes, cell_spreads, forms_scatter
-from ._rows import Rows
+from ._rows import Rows, hard_passes
 from ._tunables import (
     BATCH_CELLS,
     MANY_CLUSTERS,
@@ -99,10 +99,10 @@ def run_lloyd(
     """
     n_iter = 0
     C = rows.metric.centers(C)  # trial centers of the swap moves are placed off it
-    bounds = rows.new_bounds(C.shape[0])
+    passes = hard_passes(rows, C.shape[0])  # pruned where the rows can and it pays
     seen: list[float] = []  # the inertias so far
     for n_iter in range(1, max_iter + 1):
-        N, S, summary = rows.hard_stats(C, bounds)
+        N, S, summary = passes.stats(C)
         new = update_centers(rows, C, N, S)
         shift = float(((new.astype(np.float64) - C) ** 2).sum())
         C = new
@@ -116,11 +116,7 @@ def run_lloyd(
             return LloydResult(C, inertia, n_iter)
     if not measure:
         return LloydResult(C, float("nan"), n_iter)
-    if bounds is not None:
-        inertia = float(rows.hard_stats(C, bounds)[2][K.INERTIA])
-    else:
-        inertia = rows.inertia(C)[0]
-    return LloydResult(C, inertia, n_iter)
+    return LloydResult(C, passes.inertia(C), n_iter)
 
 
 def _losing(seen: list[float], beat: float) -> bool:
