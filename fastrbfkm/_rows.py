@@ -310,9 +310,9 @@ class Farthest:
 class CellSummary:
     """What the swap search reads of the nearest-center partition by C
     (:meth:`Rows.cell_summary`), float64: per center the removal cost (the
-    rise in inertia if it were removed), its cell's inertia (None where the
-    source does not run that pass) and its cell's weight, and each cell's
-    ``(d, d)`` scatter around its center (None unless asked for)."""
+    rise in inertia if it were removed), its cell's inertia (None over rows
+    without that pass, :class:`CellInertiaRows`) and its cell's weight, and
+    each cell's ``(d, d)`` scatter around its center (None unless asked for)."""
 
     costs: np.ndarray
     cells: np.ndarray | None
@@ -476,11 +476,6 @@ class Rows(ABC):
     def inertia(self, C: np.ndarray) -> tuple[float, np.ndarray]:
         """Weighted hard inertia and the number of rows per nearest center."""
 
-    def cell_inertia(self, C: np.ndarray) -> np.ndarray | None:
-        """Per center, the weighted inertia of its Voronoi cell (``(k,)``);
-        None where the source does not run this pass."""
-        return None
-
     @abstractmethod
     def oversample(self, C: np.ndarray, rate: float, key: int) -> tuple[np.ndarray, np.ndarray]:
         """k-means|| draw: ``(rows, weights)`` of the rows drawn independently with
@@ -609,7 +604,18 @@ class PrunedRows(ABC):
         updated to C."""
 
 
-class BlockRows(Rows):
+class CellInertiaRows(ABC):
+    """The cells' inertia, a capability beside :class:`Rows` (every source
+    of block folds, :class:`BlockRows`; not the device): what the swap
+    search's batched moves compare before and after a Lloyd run."""
+
+    @abstractmethod
+    def cell_inertia(self, C: np.ndarray) -> np.ndarray:
+        """Per center, the weighted inertia of its Voronoi cell (``(k,)``,
+        float64), as :meth:`Rows.cell_summary`'s ``cells``."""
+
+
+class BlockRows(CellInertiaRows, Rows):
     """A source whose fit passes are folds of the block functions of
     :data:`PASSES` (in memory, streamed from a file, over dask chunks):
     subclasses implement :meth:`reduce`, which decides where the blocks

@@ -16,7 +16,7 @@ import numpy as np
 
 from . import _kernels as K
 from ._axes import cell_axes, cell_spreads, forms_scatter
-from ._rows import Rows, hard_passes
+from ._rows import CellInertiaRows, Rows, hard_passes
 from ._tunables import (
     BATCH_CELLS,
     MANY_CLUSTERS,
@@ -255,11 +255,12 @@ def _moves_at_once(rows, best, before, gain, cost, most, spread, axes_of, max_it
     the fallback). ``before`` is each cell's inertia at ``best.centers``
     (:class:`~fastrbfkm._rows.CellSummary`); ``spread`` and ``axes_of``
     (:func:`~fastrbfkm._axes.cell_spreads`) place the moves, the axes of
-    the split cells only. None when the source cannot give ``before`` or
-    fewer than two moves are apart; ``best`` itself when no region gained.
+    the split cells only. None over rows without the cells' inertia
+    (:class:`~fastrbfkm._rows.CellInertiaRows`) or when fewer than two moves
+    are apart; ``best`` itself when no region gained.
     """
     C = best.centers
-    if before is None:
+    if not isinstance(rows, CellInertiaRows):
         return None
     regions = _apart_regions(C, gain, cost, most)
     if len(regions) < 2:
