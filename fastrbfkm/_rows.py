@@ -404,8 +404,6 @@ class Rows(ABC):
     #: projection the rows were read through, and which the center updates
     #: project with (``rows.metric.centers``); set by the input door.
     metric: Metric = METRICS["euclidean"]
-    #: CSR rows in memory (:class:`SparseRows`).
-    sparse: bool = False
     #: Rows that can be taken by index (:class:`IndexedRows`, which sets
     #: it); the other sources seed with k-means|| over their passes.
     random_access: bool = False
@@ -432,11 +430,6 @@ class Rows(ABC):
     def like_input(self, array: np.ndarray):
         """A small host result where the data came from (here: itself)."""
         return array
-
-    def largest_magnitude(self) -> float | None:
-        """The largest absolute value in X where the source holds it on the
-        host (one pass over the values; None elsewhere)."""
-        return None
 
     # The passes of a fit: small results, float64 on the host.
 
@@ -504,15 +497,6 @@ class Rows(ABC):
     def assign(self, C: np.ndarray):
         """``(labels, inertia, counts)``: nearest centers (ties to the lowest
         index), the weighted inertia and the number of rows per center."""
-
-    def transfers(self, C: np.ndarray, max_sweeps: int):
-        """Hartigan's single-point transfers from the nearest-center partition
-        of C (:func:`fastrbfkm._kernels.transfer_sweeps`): ``(centers,
-        sweeps)``, the centers float64. They visit the rows one at a time, in
-        order, so only a source that holds its rows in memory runs them;
-        the others return None (a fit then skips them, or runs them on its
-        in-memory annealing sample)."""
-        return None
 
     def initial_centers(self, k: int, init, rng: np.random.Generator) -> np.ndarray:
         """``(k, d)`` initial centers: a name of :data:`fastrbfkm.seeding.INITS`
@@ -604,6 +588,31 @@ class PrunedRows(ABC):
         updated to C."""
 
 
+class HostRows(ABC):
+    """X itself in host memory, a capability beside :class:`Rows` (dense
+    and CSR rows in memory, :class:`ArrayRows`): its values at hand, and its
+    rows visited one at a time, in order. The other sources skip what needs
+    it (the transfers run on a fit's in-memory annealing sample instead)."""
+
+    #: CSR rows (:class:`SparseRows`).
+    sparse: bool = False
+
+    @abstractmethod
+    def as_given(self):
+        """The data as a user's ``init`` callable takes it (the array, or a
+        scipy CSR matrix)."""
+
+    @abstractmethod
+    def largest_magnitude(self) -> float:
+        """The largest absolute value in X (one pass over the values)."""
+
+    @abstractmethod
+    def transfers(self, C: np.ndarray, max_sweeps: int):
+        """Hartigan's single-point transfers from the nearest-center
+        partition of C (:func:`fastrbfkm._kernels.transfer_sweeps`):
+        ``(centers, sweeps)``, the centers float64."""
+
+
 class CellInertiaRows(ABC):
     """The cells' inertia, a capability beside :class:`Rows` (every source
     of block folds, :class:`BlockRows`; not the device): what the swap
@@ -668,7 +677,7 @@ class BlockRows(CellInertiaRows, Rows):
         return rows[order], weights[order]
 
 
-class ArrayRows(IndexedRows, BlockRows):
+class ArrayRows(HostRows, IndexedRows, BlockRows):
     """Rows in host memory, a validated array or CSR matrix (``X``) and its
     weights (``w``, length 0: unit weights): what dense rows
     (:class:`InMemoryRows`) and CSR rows (:class:`SparseRows`) share. Each
@@ -684,10 +693,6 @@ class ArrayRows(IndexedRows, BlockRows):
     @abstractmethod
     def _rows_at(self, index: np.ndarray):
         """Rows ``X[index]`` as data (dense rows dense, CSR rows CSR)."""
-
-    @abstractmethod
-    def as_given(self):
-        """The data as a user's ``init`` callable takes it."""
 
     def assign(self, C: np.ndarray):
         labels, _, inertia = K.hard_assign(self.X, C, self.w, False)

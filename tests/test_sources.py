@@ -11,6 +11,7 @@ from fastrbfkm._axes import largest_variance, principal
 from fastrbfkm._backend import open_rows
 from fastrbfkm._rows import (
     CellInertiaRows,
+    HostRows,
     IndexedRows,
     InMemoryRows,
     PrunedRows,
@@ -78,16 +79,9 @@ PASSES = {
     "total_inertia": lambda rows, C: rows.total_inertia(C),
     "batch": lambda rows, C: rows.batch(6, np.random.default_rng(5)),
     "largest_magnitude": lambda rows, C: rows.largest_magnitude(),
+    "as_given": lambda rows, C: rows.as_given(),
 }
 
-#: Sources whose rows are not in memory in order: no sequential transfers.
-#: Sources that are not in memory do not read all their rows for the largest
-#: magnitude (the functional API's underflow check).
-SKIPS = {
-    "streamed": {"transfers", "largest_magnitude"},
-    "dask": {"transfers", "largest_magnitude"},
-    "device": {"transfers", "largest_magnitude"},
-}
 #: Sources in chunks: a mini-batch is one chunk (checked below), not drawn rows.
 CHUNKED = {"dask": {"batch"}}
 #: The capabilities beside the core (mixins of :mod:`fastrbfkm._rows`), each
@@ -95,11 +89,14 @@ CHUNKED = {"dask": {"batch"}}
 #: none (no such method). The seeding primitives of rows that can be taken
 #: by index (the others seed with k-means|| over their passes); the pruned
 #: passes of dense rows in memory (bounds per row); the cells' inertia of
-#: the sources of block folds (the device has no such pass).
+#: the sources of block folds (the device has no such pass); X itself in
+#: host memory, read in order for the transfers and value by value for the
+#: largest magnitude (the functional API's underflow check).
 CAPABILITIES = {
     IndexedRows: {"host_weights", "take", "nearest", "greedy_seeds"},
     PrunedRows: {"prunes", "new_bounds", "pruned_stats", "pruned_soft_stats"},
     CellInertiaRows: {"cell_inertia"},
+    HostRows: {"as_given", "largest_magnitude", "transfers"},
 }
 
 
@@ -161,9 +158,6 @@ def test_every_pass_on_every_source(kind, unit, tmp_path):
     assert (rows.n, rows.d, rows.dtype) == (N, D, X.dtype)
     assert rows.weight == pytest.approx(reference.weight, rel=1e-14)
     for name, run in PASSES.items():
-        if name in SKIPS.get(kind, ()):
-            assert run(rows, C) is None, name
-            continue
         owner = [cap for cap, passes in CAPABILITIES.items() if name in passes]
         if owner and not isinstance(rows, owner[0]):
             assert not hasattr(rows, name), name  # the pass does not exist there
@@ -186,8 +180,8 @@ def test_every_pass_on_every_source(kind, unit, tmp_path):
 
 #: The capabilities of each source (the table of docs/conventions.md).
 HAS = {
-    "memory": {IndexedRows, PrunedRows, CellInertiaRows},
-    "sparse": {IndexedRows, CellInertiaRows},
+    "memory": {IndexedRows, PrunedRows, CellInertiaRows, HostRows},
+    "sparse": {IndexedRows, CellInertiaRows, HostRows},
     "streamed": {CellInertiaRows},
     "dask": {CellInertiaRows},
     "device": {IndexedRows},
