@@ -47,7 +47,7 @@ from ._tunables import (
     PRUNE_SOFT_SHARE,
 )
 from ._validation import check_centers
-from .seeding import greedy_seeds, initial_centers
+from .seeding import IndexedRows, greedy_seeds, initial_centers
 
 # ---------------------------------------------------------------- the passes
 
@@ -404,13 +404,6 @@ class Rows(ABC):
     #: projection the rows were read through, and which the center updates
     #: project with (``rows.metric.centers``); set by the input door.
     metric: Metric = METRICS["euclidean"]
-    #: Rows that can be taken by index (:class:`IndexedRows`, which sets
-    #: it); the other sources seed with k-means|| over their passes.
-    random_access: bool = False
-    #: Greedy k-means++ on a sample of the rows when there are many
-    #: (:func:`fastrbfkm.seeding.seeding_sample`); False: on every row (the
-    #: torch layer's ``init_from``, as :func:`fastrbfkm.kmeans_plusplus`).
-    sampled_seeding: bool = True
 
     @property
     def sphere(self) -> bool:
@@ -526,36 +519,6 @@ class Rows(ABC):
     def total_inertia(self, C: np.ndarray) -> float:
         """The weighted K-Means inertia ``sum_i w_i min_k D_ik`` (one pass)."""
         return float(self.assign(C)[1])
-
-
-class IndexedRows(ABC):
-    """The seeding primitives of a source whose rows can be taken by index,
-    with a host array of n values per row affordable (in memory, on a
-    device): a mixin beside :class:`Rows`. ``"k-means++"`` runs greedy
-    k-means++ on them (:func:`fastrbfkm.seeding.kmeans_plusplus_start`); a
-    source without them seeds with k-means|| over its passes."""
-
-    random_access = True
-
-    @abstractmethod
-    def host_weights(self) -> np.ndarray:
-        """The sample weights on the host, float64 (length 0: unit weights)."""
-
-    @abstractmethod
-    def take(self, index: np.ndarray) -> np.ndarray:
-        """Rows ``X[index]`` as a new dense host array in X's dtype."""
-
-    @abstractmethod
-    def nearest(self, C: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Every row's nearest center and squared distance to it: host
-        arrays of n (ties to the lowest index)."""
-
-    @abstractmethod
-    def greedy_seeds(self, uniforms: np.ndarray, sample: np.ndarray | None = None) -> np.ndarray:
-        """Row indices chosen by greedy k-means++ (as
-        :func:`fastrbfkm.seeding.greedy_seeds`, ``k = len(uniforms)`` seeds):
-        over every row with its weight, or, given ``sample`` (row indices),
-        over those rows with unit weights."""
 
 
 class PrunedRows(ABC):
