@@ -14,16 +14,26 @@ Each pass is a map over row blocks followed by a reduction of small results
 ``block(X, w, offset, *args) -> partial``, the associative ``combine(a, b)``
 of two partials (``a`` the earlier rows) and ``finish(partial) -> result``.
 
-A rows source (:class:`Rows`) runs every pass as a typed method. The
-sources whose data comes in blocks (:class:`BlockRows`) run each pass as the
-fold of its ``PASSES`` entry and decide where the blocks live and in which
-order partials are combined: :class:`InMemoryRows` holds a numpy array and
-runs each pass as one call of the numba kernels (which block and reduce in a
-fixed order themselves); the sources for blocks streamed from disk
+A rows source (:class:`Rows`) runs every pass as a typed method: a small
+core that every source implements. What only some sources can do is a
+capability, a mixin beside :class:`Rows` that a caller asks for with
+``isinstance`` (or a function that does: :func:`hard_passes`,
+:func:`soft_passes`), never a default that returns None:
+:class:`~fastrbfkm.seeding.IndexedRows` (rows taken by index, for the
+seedings), :class:`PrunedRows` (passes pruned by distance bounds),
+:class:`CellInertiaRows` (the cells' inertia) and :class:`HostRows` (X
+itself in host memory: the transfers, its largest magnitude, the data as
+given). The sources whose data comes in blocks (:class:`BlockRows`) run
+each pass as the fold of its ``PASSES`` entry and decide where the blocks
+live and in which order partials are combined: :class:`ArrayRows` holds a
+numpy array (:class:`InMemoryRows`) or a CSR matrix (:class:`SparseRows`)
+and runs each pass as one call of the numba kernels (which block and reduce
+in a fixed order themselves); the sources for blocks streamed from disk
 (:mod:`fastrbfkm._streaming`) and Dask chunks (:mod:`fastrbfkm.dask`) fold
 the same block functions. The GPU's source (:mod:`fastrbfkm.cuda.rows`)
 implements each method with its own kernels. The loop above never changes;
-:func:`fastrbfkm._backend.open_rows` chooses the source.
+:func:`fastrbfkm._backend.open_rows` chooses the source. The table of which
+source has which capability is in ``docs/conventions.md``.
 """
 
 from __future__ import annotations
@@ -386,9 +396,12 @@ def fold(name: str, blocks: Iterable[tuple[int, np.ndarray]], w: np.ndarray, *ar
 class Rows(ABC):
     """Where the data lives; every pass over X is a typed method.
 
-    Subclasses set ``n``, ``d``, ``dtype`` and ``weight`` (the total sample
-    weight) and implement every abstract pass (a source that cannot run one
-    raises an error that says so). Centers handed to the methods are host
+    The core every source implements: subclasses set ``n``, ``d``,
+    ``dtype`` and ``weight`` (the total sample weight) and implement every
+    abstract pass; the others derive from them and a source may override
+    them for speed. What only some sources can do is a capability mixin
+    beside this class (see the module's docstring), never a method here.
+    Centers handed to the methods are host
     numpy arrays in the source's dtype (:meth:`check_centers`); statistics
     are host numpy arrays (float64), while per-row results for new data
     (labels, distances, responsibilities) stay where the data came from:
@@ -450,7 +463,7 @@ class Rows(ABC):
     def cell_summary(self, C: np.ndarray, scatter: bool) -> CellSummary:
         """The :class:`CellSummary` of C: per center the removal cost (the
         rise in inertia if it were removed), the cell's inertia where the
-        source runs that pass, and its mass; with the cells' scatter when
+        source runs that pass (:class:`CellInertiaRows`), and its mass; with the cells' scatter when
         ``scatter`` is True (a source that forms the matrices only: see
         :func:`fastrbfkm._axes.forms_scatter`)."""
 
