@@ -820,7 +820,7 @@ class PrunedHardPasses(HardPasses):
     alone, so its inertia agrees with a full pass's to rounding."""
 
     def __init__(self, rows: PrunedRows, k: int):
-        self.rows = rows
+        super().__init__(rows)
         self.bounds = rows.new_bounds(k)
 
     def stats(self, C: np.ndarray):
