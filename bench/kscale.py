@@ -86,9 +86,14 @@ from sklearn.cluster import KMeans
 from sparse import tfidf_like
 
 import fastrbfkm._kernels as K
+import fastrbfkm._rows
 from fastrbfkm import RBFKMeans
 from fastrbfkm._rows import InMemoryRows
 from fastrbfkm.datasets import make_blobs
+
+#: The base of the rows sources in memory, dense and CSR (before 2026-12,
+#: the dense source, of which the CSR source was a subclass).
+IN_MEMORY = getattr(fastrbfkm._rows, "ArrayRows", InMemoryRows)
 
 MODELS = ("ours", "hard", "sk1", "sk10", "elkan", "faiss")
 OURS = ("ours", "hard")
@@ -144,8 +149,8 @@ class DistanceCounter(AbstractContextManager):
     block runs.
 
     Wraps ``pruned_stats`` (where the library has it) and ``stats`` of
-    :class:`~fastrbfkm._rows.InMemoryRows` and of its subclasses that define
-    their own, and restores them on exit, also after an exception. A
+    the in-memory sources (:data:`IN_MEMORY` and its subclasses that define
+    their own), and restores them on exit, also after an exception. A
     ``pruned_stats`` call counts its reported evaluations (the last item it
     returns) against ``rows.n * C.shape[0]``; a hard ``stats`` call counts
     ``rows.n * C.shape[0]`` of both, unless a ``pruned_stats`` call ran
@@ -201,7 +206,7 @@ class DistanceCounter(AbstractContextManager):
 
     @staticmethod
     def _classes() -> list[type]:
-        found, todo = [], [InMemoryRows]
+        found, todo = [], [IN_MEMORY]
         while todo:
             cls = todo.pop()
             if cls not in found:
@@ -214,7 +219,7 @@ class DistanceCounter(AbstractContextManager):
             for cls in self._classes():
                 for method in self.METHODS:
                     own = method in vars(cls)
-                    if not own and cls is not InMemoryRows:
+                    if not own and cls is not IN_MEMORY:
                         continue  # inherits the wrapped one
                     original = getattr(cls, method, None)
                     if original is None:

@@ -14,16 +14,26 @@ Each pass is a map over row blocks followed by a reduction of small results
 ``block(X, w, offset, *args) -> partial``, the associative ``combine(a, b)``
 of two partials (``a`` the earlier rows) and ``finish(partial) -> result``.
 
-A rows source (:class:`Rows`) runs every pass as a typed method. The
-sources whose data comes in blocks (:class:`BlockRows`) run each pass as the
-fold of its ``PASSES`` entry and decide where the blocks live and in which
-order partials are combined: :class:`InMemoryRows` holds a numpy array and
-runs each pass as one call of the numba kernels (which block and reduce in a
-fixed order themselves); the sources for blocks streamed from disk
+A rows source (:class:`Rows`) runs every pass as a typed method: a small
+core that every source implements. What only some sources can do is a
+capability, a mixin beside :class:`Rows` that a caller asks for with
+``isinstance`` (or a function that does: :func:`hard_passes`,
+:func:`soft_passes`), never a default that returns None:
+:class:`~fastrbfkm.seeding.IndexedRows` (rows taken by index, for the
+seedings), :class:`PrunedRows` (passes pruned by distance bounds),
+:class:`CellInertiaRows` (the cells' inertia) and :class:`HostRows` (X
+itself in host memory: the transfers, its largest magnitude, the data as
+given). The sources whose data comes in blocks (:class:`BlockRows`) run
+each pass as the fold of its ``PASSES`` entry and decide where the blocks
+live and in which order partials are combined: :class:`ArrayRows` holds a
+numpy array (:class:`InMemoryRows`) or a CSR matrix (:class:`SparseRows`)
+and runs each pass as one call of the numba kernels (which block and reduce
+in a fixed order themselves); the sources for blocks streamed from disk
 (:mod:`fastrbfkm._streaming`) and Dask chunks (:mod:`fastrbfkm.dask`) fold
 the same block functions. The GPU's source (:mod:`fastrbfkm.cuda.rows`)
 implements each method with its own kernels. The loop above never changes;
-:func:`fastrbfkm._backend.open_rows` chooses the source.
+:func:`fastrbfkm._backend.open_rows` chooses the source. The table of which
+source has which capability is in ``docs/conventions.md``.
 """
 
 from __future__ import annotations
@@ -47,7 +57,7 @@ from ._tunables import (
     PRUNE_SOFT_SHARE,
 )
 from ._validation import check_centers
-from .seeding import greedy_seeds, initial_centers
+from .seeding import IndexedRows, greedy_seeds, initial_centers
 
 # ---------------------------------------------------------------- the passes
 
@@ -310,9 +320,9 @@ class Farthest:
 class CellSummary:
     """What the swap search reads of the nearest-center partition by C
     (:meth:`Rows.cell_summary`), float64: per center the removal cost (the
-    rise in inertia if it were removed), its cell's inertia (None where the
-    source does not run that pass) and its cell's weight, and each cell's
-    ``(d, d)`` scatter around its center (None unless asked for)."""
+    rise in inertia if it were removed), its cell's inertia (None over rows
+    without that pass, :class:`CellInertiaRows`) and its cell's weight, and
+    each cell's ``(d, d)`` scatter around its center (None unless asked for)."""
 
     costs: np.ndarray
     cells: np.ndarray | None
@@ -386,9 +396,12 @@ def fold(name: str, blocks: Iterable[tuple[int, np.ndarray]], w: np.ndarray, *ar
 class Rows(ABC):
     """Where the data lives; every pass over X is a typed method.
 
-    Subclasses set ``n``, ``d``, ``dtype`` and ``weight`` (the total sample
-    weight) and implement every abstract pass (a source that cannot run one
-    raises an error that says so). Centers handed to the methods are host
+    The core every source implements: subclasses set ``n``, ``d``,
+    ``dtype`` and ``weight`` (the total sample weight) and implement every
+    abstract pass; the others derive from them and a source may override
+    them for speed. What only some sources can do is a capability mixin
+    beside this class (see the module's docstring), never a method here.
+    Centers handed to the methods are host
     numpy arrays in the source's dtype (:meth:`check_centers`); statistics
     are host numpy arrays (float64), while per-row results for new data
     (labels, distances, responsibilities) stay where the data came from:
@@ -404,15 +417,6 @@ class Rows(ABC):
     #: projection the rows were read through, and which the center updates
     #: project with (``rows.metric.centers``); set by the input door.
     metric: Metric = METRICS["euclidean"]
-    #: CSR rows in memory (:class:`SparseRows`).
-    sparse: bool = False
-    #: Rows that can be taken by index (:class:`IndexedRows`, which sets
-    #: it); the other sources seed with k-means|| over their passes.
-    random_access: bool = False
-    #: Greedy k-means++ on a sample of the rows when there are many
-    #: (:func:`fastrbfkm.seeding.seeding_sample`); False: on every row (the
-    #: torch layer's ``init_from``, as :func:`fastrbfkm.kmeans_plusplus`).
-    sampled_seeding: bool = True
 
     @property
     def sphere(self) -> bool:
@@ -433,11 +437,6 @@ class Rows(ABC):
         """A small host result where the data came from (here: itself)."""
         return array
 
-    def largest_magnitude(self) -> float | None:
-        """The largest absolute value in X where the source holds it on the
-        host (one pass over the values; None elsewhere)."""
-        return None
-
     # The passes of a fit: small results, float64 on the host.
 
     @abstractmethod
@@ -450,23 +449,6 @@ class Rows(ABC):
         """``(N, S, summary)`` of :func:`fastrbfkm._kernels.block_stats` (N and
         S zeros when ``with_stats`` is False, which skips their accumulation)."""
 
-    def soft_passes(self) -> Rows | PrunedSoftPasses:
-        """What a run of soft passes over these rows (an annealing, soft
-        Lloyd at one temperature) calls :meth:`stats` on: an object that
-        carries the state one pass hands to the next where this source
-        prunes its soft passes (:class:`PrunedSoftPasses`), else the
-        source itself, whose passes carry none."""
-        return self
-
-    def new_bounds(self, k: int) -> Bounds | None:
-        """The state of pruned hard passes with ``k`` centers, where this
-        source runs them and they pay (None: every hard pass is full)."""
-        return None
-
-    def hard_stats(self, C: np.ndarray, bounds: Bounds | None):
-        """The hard :meth:`stats` at C; pruned by ``bounds`` (updated) when given."""
-        return self.stats(C, 0.0, K.HARD)
-
     @abstractmethod
     def scatter(self, C: np.ndarray, sigma: float, mode: int):
         """``(N, A)`` of :func:`fastrbfkm._kernels.center_scatter` for every center."""
@@ -478,18 +460,12 @@ class Rows(ABC):
         return (*self.scatter(C, sigma, mode), *self.scatter(C, 0.0, K.HARD))
 
     @abstractmethod
-    def removal_costs(self, C: np.ndarray) -> np.ndarray:
-        """Per center, the rise in inertia if it were removed (``(k,)``)."""
-
     def cell_summary(self, C: np.ndarray, scatter: bool) -> CellSummary:
-        """The :class:`CellSummary` of C, with the cells' scatter when
+        """The :class:`CellSummary` of C: per center the removal cost (the
+        rise in inertia if it were removed), the cell's inertia where the
+        source runs that pass (:class:`CellInertiaRows`), and its mass; with the cells' scatter when
         ``scatter`` is True (a source that forms the matrices only: see
-        :func:`fastrbfkm._axes.forms_scatter`); here from the
-        :meth:`removal_costs` and :meth:`cell_inertia` passes and the
-        :meth:`scatter` pass (the hard :meth:`stats` for the masses without
-        it), where :class:`BlockRows` makes one pass."""
-        N, A = self.scatter(C, 0.0, K.HARD) if scatter else (self.stats(C, 0.0, K.HARD)[0], None)
-        return CellSummary(self.removal_costs(C), self.cell_inertia(C), N, A)
+        :func:`fastrbfkm._axes.forms_scatter`)."""
 
     @abstractmethod
     def farthest(self, C: np.ndarray, m: int) -> Farthest:
@@ -498,11 +474,6 @@ class Rows(ABC):
     @abstractmethod
     def inertia(self, C: np.ndarray) -> tuple[float, np.ndarray]:
         """Weighted hard inertia and the number of rows per nearest center."""
-
-    def cell_inertia(self, C: np.ndarray) -> np.ndarray | None:
-        """Per center, the weighted inertia of its Voronoi cell (``(k,)``);
-        None where the source does not run this pass."""
-        return None
 
     @abstractmethod
     def oversample(self, C: np.ndarray, rate: float, key: int) -> tuple[np.ndarray, np.ndarray]:
@@ -533,15 +504,6 @@ class Rows(ABC):
         """``(labels, inertia, counts)``: nearest centers (ties to the lowest
         index), the weighted inertia and the number of rows per center."""
 
-    def transfers(self, C: np.ndarray, max_sweeps: int):
-        """Hartigan's single-point transfers from the nearest-center partition
-        of C (:func:`fastrbfkm._kernels.transfer_sweeps`): ``(centers,
-        sweeps)``, the centers float64. They visit the rows one at a time, in
-        order, so only a source that holds its rows in memory runs them;
-        the others return None (a fit then skips them, or runs them on its
-        in-memory annealing sample)."""
-        return None
-
     def initial_centers(self, k: int, init, rng: np.random.Generator) -> np.ndarray:
         """``(k, d)`` initial centers: a name of :data:`fastrbfkm.seeding.INITS`
         or given centers, by :func:`fastrbfkm.seeding.initial_centers` (the
@@ -550,9 +512,10 @@ class Rows(ABC):
 
     # The results for new data: one pass, per row.
 
-    @abstractmethod
     def labels(self, C: np.ndarray):
-        """``(n,)`` int32 nearest centers (ties to the lowest index)."""
+        """``(n,)`` int32 nearest centers (ties to the lowest index); here
+        those of :meth:`assign`."""
+        return self.assign(C)[0]
 
     @abstractmethod
     def squared_distances(self, C: np.ndarray):
@@ -571,37 +534,73 @@ class Rows(ABC):
         return float(self.assign(C)[1])
 
 
-class IndexedRows(ABC):
-    """The seeding primitives of a source whose rows can be taken by index,
-    with a host array of n values per row affordable (in memory, on a
-    device): a mixin beside :class:`Rows`. ``"k-means++"`` runs greedy
-    k-means++ on them (:func:`fastrbfkm.seeding.kmeans_plusplus_start`); a
-    source without them seeds with k-means|| over its passes."""
-
-    random_access = True
-
-    @abstractmethod
-    def host_weights(self) -> np.ndarray:
-        """The sample weights on the host, float64 (length 0: unit weights)."""
+class PrunedRows(ABC):
+    """Pruned passes, a capability beside :class:`Rows` (dense rows in
+    memory, :class:`InMemoryRows`): passes that carry distance bounds
+    (:class:`Bounds`) from one to the next and skip the centers a row cannot
+    be nearest to (hard) or that are beyond the assignment's reach (soft).
+    A run asks for its passes with :func:`hard_passes` and
+    :func:`soft_passes`, which prune over rows with this capability where
+    :meth:`prunes` says it pays."""
 
     @abstractmethod
-    def take(self, index: np.ndarray) -> np.ndarray:
-        """Rows ``X[index]`` as a new dense host array in X's dtype."""
+    def prunes(self, k: int) -> bool:
+        """Whether passes with ``k`` centers pay for carrying bounds."""
 
     @abstractmethod
-    def nearest(self, C: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Every row's nearest center and squared distance to it: host
-        arrays of n (ties to the lowest index)."""
+    def new_bounds(self, k: int) -> Bounds:
+        """Bounds for pruned passes with ``k`` centers over these rows."""
 
     @abstractmethod
-    def greedy_seeds(self, uniforms: np.ndarray, sample: np.ndarray | None = None) -> np.ndarray:
-        """Row indices chosen by greedy k-means++ (as
-        :func:`fastrbfkm.seeding.greedy_seeds`, ``k = len(uniforms)`` seeds):
-        over every row with its weight, or, given ``sample`` (row indices),
-        over those rows with unit weights."""
+    def pruned_stats(self, C: np.ndarray, bounds: Bounds):
+        """The hard :meth:`Rows.stats` at C, each cell's inertia and the
+        number of row-center distances formed: ``(N, S, summary, cells,
+        evaluated)``; ``bounds`` is updated to C."""
+
+    @abstractmethod
+    def pruned_soft_stats(self, C: np.ndarray, sigma: float, mode: int, bounds: Bounds):
+        """The soft :meth:`Rows.stats` at C and the number of row-center
+        distances formed: ``(N, S, summary, evaluated)``; ``bounds`` is
+        updated to C."""
 
 
-class BlockRows(Rows):
+class HostRows(ABC):
+    """X itself in host memory, a capability beside :class:`Rows` (dense
+    and CSR rows in memory, :class:`ArrayRows`): its values at hand, and its
+    rows visited one at a time, in order. The other sources skip what needs
+    it (the transfers run on a fit's in-memory annealing sample instead)."""
+
+    #: CSR rows (:class:`SparseRows`).
+    sparse: bool = False
+
+    @abstractmethod
+    def as_given(self):
+        """The data as a user's ``init`` callable takes it (the array, or a
+        scipy CSR matrix)."""
+
+    @abstractmethod
+    def largest_magnitude(self) -> float:
+        """The largest absolute value in X (one pass over the values)."""
+
+    @abstractmethod
+    def transfers(self, C: np.ndarray, max_sweeps: int):
+        """Hartigan's single-point transfers from the nearest-center
+        partition of C (:func:`fastrbfkm._kernels.transfer_sweeps`):
+        ``(centers, sweeps)``, the centers float64."""
+
+
+class CellInertiaRows(ABC):
+    """The cells' inertia, a capability beside :class:`Rows` (every source
+    of block folds, :class:`BlockRows`; not the device): what the swap
+    search's batched moves compare before and after a Lloyd run."""
+
+    @abstractmethod
+    def cell_inertia(self, C: np.ndarray) -> np.ndarray:
+        """Per center, the weighted inertia of its Voronoi cell (``(k,)``,
+        float64), as :meth:`Rows.cell_summary`'s ``cells``."""
+
+
+class BlockRows(CellInertiaRows, Rows):
     """A source whose fit passes are folds of the block functions of
     :data:`PASSES` (in memory, streamed from a file, over dask chunks):
     subclasses implement :meth:`reduce`, which decides where the blocks
@@ -630,9 +629,6 @@ class BlockRows(Rows):
         would be held at once)."""
         return np.empty(0, dtype=np.int32)
 
-    def removal_costs(self, C: np.ndarray) -> np.ndarray:
-        return self.cell_summary(C, False).costs
-
     def cell_summary(self, C: np.ndarray, scatter: bool) -> CellSummary:
         """One pass (:func:`fastrbfkm._kernels.cell_summary`)."""
         return CellSummary.of(self.reduce("cell_summary", C, bool(scatter)))
@@ -657,9 +653,11 @@ class BlockRows(Rows):
         return rows[order], weights[order]
 
 
-class InMemoryRows(IndexedRows, BlockRows):
-    """A validated, C-contiguous numpy array (a ``numpy.memmap`` too) and its
-    weights (length 0: unit weights). Each pass is one call of the kernels."""
+class ArrayRows(HostRows, IndexedRows, BlockRows):
+    """Rows in host memory, a validated array or CSR matrix (``X``) and its
+    weights (``w``, length 0: unit weights): what dense rows
+    (:class:`InMemoryRows`) and CSR rows (:class:`SparseRows`) share. Each
+    pass is one call of the kernels, which take either kind of ``X``."""
 
     def __init__(self, X: np.ndarray, w: np.ndarray):
         self.X = X
@@ -667,12 +665,10 @@ class InMemoryRows(IndexedRows, BlockRows):
         self.n, self.d = X.shape
         self.dtype = X.dtype
         self.weight = float(w.sum()) if w.size else float(self.n)
-        self._bounds: dict[int, Bounds] = {}  # of pruned hard passes, by k
 
-    def reduce(self, name: str, *args):
-        size = PASSES[name].rows_per_block or self.n
-        blocks = ((start, self.X[start : start + size]) for start in range(0, self.n, size))
-        return fold(name, blocks, self.w, *args)
+    @abstractmethod
+    def _rows_at(self, index: np.ndarray):
+        """Rows ``X[index]`` as data (dense rows dense, CSR rows CSR)."""
 
     def assign(self, C: np.ndarray):
         labels, _, inertia = K.hard_assign(self.X, C, self.w, False)
@@ -681,30 +677,66 @@ class InMemoryRows(IndexedRows, BlockRows):
     def cell_labels(self, C: np.ndarray) -> np.ndarray:
         return self.labels(C)
 
-    def new_bounds(self, k: int) -> Bounds | None:
+    def transfers(self, C: np.ndarray, max_sweeps: int):
+        labels = K.hard_assign(self.X, C, self.w, False)[0]
+        centers, _, sweeps, _ = K.transfer_sweeps(self.X, self.w, labels, C.shape[0], max_sweeps)
+        return centers, sweeps
+
+    def host_weights(self) -> np.ndarray:
+        return self.w
+
+    def take(self, index: np.ndarray) -> np.ndarray:
+        return K.take_rows(self.X, index)
+
+    def nearest(self, C: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        labels, mind, _ = K.hard_assign(self.X, C, self.w, True)
+        return labels, mind
+
+    def greedy_seeds(self, uniforms: np.ndarray, sample: np.ndarray | None = None) -> np.ndarray:
+        if sample is None:
+            return greedy_seeds(self.X, self.w, uniforms)
+        return sample[greedy_seeds(self._rows_at(sample), np.empty(0), uniforms)]
+
+    def labels(self, C: np.ndarray) -> np.ndarray:
+        return K.hard_assign(self.X, C, self.w, False)[0]
+
+    def squared_distances(self, C: np.ndarray) -> np.ndarray:
+        return K.squared_distances(self.X, C)
+
+    def responsibilities(self, C: np.ndarray, sigma: float, mode: int) -> np.ndarray:
+        return K.responsibilities(self.X, C, sigma, mode)
+
+    def total_inertia(self, C: np.ndarray) -> float:
+        return float(K.hard_assign(self.X, C, self.w, False)[2])
+
+
+class InMemoryRows(PrunedRows, ArrayRows):
+    """A validated, C-contiguous numpy array (a ``numpy.memmap`` too) and its
+    weights (length 0: unit weights); its passes can be pruned."""
+
+    def __init__(self, X: np.ndarray, w: np.ndarray):
+        super().__init__(X, w)
+        self._bounds: dict[int, Bounds] = {}  # of pruned hard passes, by k
+
+    def reduce(self, name: str, *args):
+        size = PASSES[name].rows_per_block or self.n
+        blocks = ((start, self.X[start : start + size]) for start in range(0, self.n, size))
+        return fold(name, blocks, self.w, *args)
+
+    def new_bounds(self, k: int) -> Bounds:
         """The bounds of the last pruned pass with ``k`` centers over these
         rows (new ones the first time). They hold for any centers (a pass
         measures the shifts from the centers they were made at), so a Lloyd
         run that starts near the last one's centers (a swap search's trials)
         needs no full first pass; the labels do not depend on them."""
-        if not self._prunes(k):
-            return None
         if k not in self._bounds:
             self._bounds[k] = Bounds(np.zeros(self.n, dtype=np.int32), np.zeros(self.n))
         return self._bounds[k]
 
-    def _prunes(self, k: int) -> bool:
-        """Whether passes with k centers carry bounds (enough centers, and
-        distances not so cheap that forming them all costs less)."""
+    def prunes(self, k: int) -> bool:
+        """Enough centers, and distances not so cheap that forming them all
+        costs less."""
         return k >= PRUNE_MIN_CLUSTERS and self.d * k > K.DIRECT_MAX
-
-    def hard_stats(self, C: np.ndarray, bounds: Bounds | None):
-        if bounds is None:
-            return super().hard_stats(C, bounds)
-        return self.pruned_stats(C, bounds)[:3]
-
-    def soft_passes(self) -> Rows | PrunedSoftPasses:
-        return PrunedSoftPasses(self)
 
     def pruned_soft_stats(self, C: np.ndarray, sigma: float, mode: int, bounds: Bounds):
         """The soft :meth:`stats` at C by a pass that forms only a row's own
@@ -744,10 +776,11 @@ class InMemoryRows(IndexedRows, BlockRows):
         return N, S, summary, cells, int(evaluated)
 
     def cell_inertia(self, C: np.ndarray) -> np.ndarray:
-        bounds = self.new_bounds(C.shape[0])
-        if bounds is None:
+        """By a pruned pass with the Lloyd runs' bounds where it pays."""
+        k = C.shape[0]
+        if not self.prunes(k):
             return super().cell_inertia(C)
-        return self.pruned_stats(C, bounds)[3]
+        return self.pruned_stats(C, self.new_bounds(k))[3]
 
     def batch(self, m: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         index = np.sort(rng.integers(0, self.n, int(m)))
@@ -760,50 +793,67 @@ class InMemoryRows(IndexedRows, BlockRows):
     def largest_magnitude(self) -> float:
         return float(np.abs(self.X).max(initial=0.0))
 
-    def transfers(self, C: np.ndarray, max_sweeps: int):
-        labels = K.hard_assign(self.X, C, self.w, False)[0]
-        centers, _, sweeps, _ = K.transfer_sweeps(self.X, self.w, labels, C.shape[0], max_sweeps)
-        return centers, sweeps
-
-    def host_weights(self) -> np.ndarray:
-        return self.w
-
-    def take(self, index: np.ndarray) -> np.ndarray:
-        return K.take_rows(self.X, index)
-
-    def nearest(self, C: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        labels, mind, _ = K.hard_assign(self.X, C, self.w, True)
-        return labels, mind
-
-    def greedy_seeds(self, uniforms: np.ndarray, sample: np.ndarray | None = None) -> np.ndarray:
-        if sample is None:
-            return greedy_seeds(self.X, self.w, uniforms)
-        return sample[greedy_seeds(self._rows_at(sample), np.empty(0), uniforms)]
-
-    def _rows_at(self, index: np.ndarray):
-        """Rows ``X[index]`` as data (dense here; CSR stays CSR)."""
+    def _rows_at(self, index: np.ndarray) -> np.ndarray:
         return self.X[index]
 
-    def labels(self, C: np.ndarray) -> np.ndarray:
-        return K.hard_assign(self.X, C, self.w, False)[0]
 
-    def squared_distances(self, C: np.ndarray) -> np.ndarray:
-        return K.squared_distances(self.X, C)
+class HardPasses:
+    """The hard passes of one Lloyd run (:func:`hard_passes`): full passes,
+    :meth:`Rows.stats` at ``sigma = 0`` and :meth:`Rows.inertia`."""
 
-    def responsibilities(self, C: np.ndarray, sigma: float, mode: int) -> np.ndarray:
-        return K.responsibilities(self.X, C, sigma, mode)
+    def __init__(self, rows: Rows):
+        self.rows = rows
 
-    def total_inertia(self, C: np.ndarray) -> float:
-        return float(K.hard_assign(self.X, C, self.w, False)[2])
+    def stats(self, C: np.ndarray):
+        """``(N, S, summary)`` of the hard assignment to C."""
+        return self.rows.stats(C, 0.0, K.HARD)
+
+    def inertia(self, C: np.ndarray) -> float:
+        """The weighted hard inertia at C."""
+        return self.rows.inertia(C)[0]
+
+
+class PrunedHardPasses(HardPasses):
+    """The hard passes of one Lloyd run pruned by the bounds of the rows
+    (:meth:`PrunedRows.new_bounds`, updated by every pass). The measuring
+    pass is pruned too: a row whose bound holds has its own distance formed
+    alone, so its inertia agrees with a full pass's to rounding."""
+
+    def __init__(self, rows: PrunedRows, k: int):
+        super().__init__(rows)
+        self.bounds = rows.new_bounds(k)
+
+    def stats(self, C: np.ndarray):
+        return self.rows.pruned_stats(C, self.bounds)[:3]
+
+    def inertia(self, C: np.ndarray) -> float:
+        return float(self.stats(C)[2][K.INERTIA])
+
+
+def hard_passes(rows: Rows, k: int) -> HardPasses:
+    """The hard passes of a Lloyd run with ``k`` centers over ``rows``:
+    pruned where the rows can prune (:class:`PrunedRows`) and it pays."""
+    if isinstance(rows, PrunedRows) and rows.prunes(k):
+        return PrunedHardPasses(rows, k)
+    return HardPasses(rows)
+
+
+def soft_passes(rows: Rows) -> Rows | PrunedSoftPasses:
+    """What a run of soft passes over ``rows`` (an annealing, soft Lloyd at
+    one temperature) calls :meth:`~Rows.stats` on: a
+    :class:`PrunedSoftPasses`, which carries the state one pass hands to
+    the next, where the rows can prune (:class:`PrunedRows`), else the rows
+    themselves, whose passes carry none."""
+    return PrunedSoftPasses(rows) if isinstance(rows, PrunedRows) else rows
 
 
 class PrunedSoftPasses:
-    """The soft passes of one run over rows in memory (an annealing, soft
-    Lloyd at one temperature), pruned once most rows are one-hot: while the
+    """The soft passes of one run over rows that can prune
+    (:class:`PrunedRows`), pruned once most rows are one-hot: while the
     last soft pass left at most ``PRUNE_SOFT_SHARE`` of the weight soft,
     the next one skips the centers beyond a row's reach
-    (:meth:`InMemoryRows.pruned_soft_stats`); a hotter pass forms every
-    distance. The run owns this state (from :meth:`Rows.soft_passes`): the
+    (:meth:`PrunedRows.pruned_soft_stats`); a hotter pass forms every
+    distance. The run owns this state (from :func:`soft_passes`): the
     rows' own :meth:`~Rows.stats` carry none."""
 
     def __init__(self, rows: InMemoryRows):
@@ -817,7 +867,7 @@ class PrunedSoftPasses:
         """:meth:`Rows.stats`, pruned where the last pass allows it."""
         rows = self.rows
         k = C.shape[0]
-        if not (with_stats and sigma > 0.0 and mode != K.HARD and rows._prunes(k)):
+        if not (with_stats and sigma > 0.0 and mode != K.HARD and rows.prunes(k)):
             return rows.stats(C, sigma, mode, with_stats)
         bounds = self._bounds.get(k)
         if bounds is None:
@@ -835,7 +885,7 @@ class PrunedSoftPasses:
         return N, S, summary
 
 
-class SparseRows(InMemoryRows):
+class SparseRows(ArrayRows):
     """Validated CSR data (:class:`fastrbfkm._kernels.CSR`: canonical, the
     kernels take it as they take an array) and its weights; never densified.
 
@@ -916,9 +966,6 @@ class SparseRows(InMemoryRows):
     def _rows_at(self, index: np.ndarray) -> K.CSR:
         return take_csr(self.X, index)
 
-    def _prunes(self, k: int) -> bool:
-        return False  # the pruned passes' kernels are dense only
-
 
 def take_csr(X: K.CSR, index: np.ndarray) -> K.CSR:
     """Rows ``X[index]`` as a new CSR (their arrays copied)."""
@@ -930,7 +977,7 @@ def take_csr(X: K.CSR, index: np.ndarray) -> K.CSR:
     return K.CSR(X.data[take], X.indices[take], indptr, X.n_cols)
 
 
-def in_memory(X, w: np.ndarray, metric: Metric = METRICS["euclidean"]) -> InMemoryRows:
+def in_memory(X, w: np.ndarray, metric: Metric = METRICS["euclidean"]) -> ArrayRows:
     """The rows source of data in memory: dense, or CSR; ``metric``: the
     metric whose projection the rows went through already (:attr:`Rows.metric`)."""
     rows = SparseRows(X, w) if isinstance(X, K.CSR) else InMemoryRows(X, w)
@@ -938,14 +985,14 @@ def in_memory(X, w: np.ndarray, metric: Metric = METRICS["euclidean"]) -> InMemo
     return rows
 
 
-def annealing_sample(rows: Rows, m: int, key: int) -> InMemoryRows:
+def annealing_sample(rows: Rows, m: int, key: int) -> ArrayRows:
     """The rows a fit anneals, in memory: with more than ``m`` rows, ``m``
     distinct rows drawn as by :meth:`Rows.draw`, each weighing ``weight / m``
     (the sample stands for the whole mass); else every row with its own
     weight (the source itself when it is in memory already). A CSR matrix's
     sample stays sparse (its drawn rows' slices). The sample is on the
     sphere (under the metric) when the source is."""
-    if isinstance(rows, InMemoryRows) and rows.n <= m:
+    if isinstance(rows, ArrayRows) and rows.n <= m:
         return rows
     if isinstance(rows, SparseRows):
         keys = draw_keys(rows.w, 0, rows.n, key)

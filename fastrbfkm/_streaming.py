@@ -181,9 +181,6 @@ class StreamedRows(BlockRows):
             out[start : start + X.shape[0]] = kernel(X, C, *args)
         return out
 
-    def labels(self, C: np.ndarray) -> np.ndarray:
-        return self.assign(C)[0]
-
     def squared_distances(self, C: np.ndarray) -> np.ndarray:
         return self._per_row(K.squared_distances, C)
 

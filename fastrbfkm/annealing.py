@@ -27,7 +27,7 @@ from ._axes import forms_scatter, largest_variance, principal, spreads_and_cells
 from ._backend import open_rows
 from ._deprecation import keyword_only, renamed, warn
 from ._model import assignment_of
-from ._rows import PrunedSoftPasses, Rows
+from ._rows import PrunedSoftPasses, Rows, soft_passes
 from ._schedule import GeometricSchedule, GivenSchedule, Schedule
 from ._spares import Candidates, Spares
 from ._sphere import resultant
@@ -411,7 +411,7 @@ def run_anneal(
     floor = max(1e-6 * settings.tol, noise)
     tol = max(settings.tol, noise)
     path = _PathBuilder()
-    passes = rows.soft_passes()  # the soft passes of this run, and their state
+    passes = soft_passes(rows)  # the soft passes of this run, and their state
     C = C.astype(rows.dtype, copy=True)
     spares = Spares.of_copies(C)
     active = spares.active  # updated in place by the moves of spares
@@ -471,7 +471,7 @@ def run_anneal(
 
 def _converge(rows, passes, A, sigma, mode, max_iter, tol, floor, fresh):
     """Soft Lloyd steps on the active centers A at one temperature, the
-    passes made by ``passes`` (:meth:`~fastrbfkm._rows.Rows.soft_passes`).
+    passes made by ``passes`` (:func:`~fastrbfkm._rows.soft_passes`).
 
     Returns ``(A, new, summary, iterations, converged, closed)``: the last
     centers whose statistics ``summary`` describes, one step further, and for
@@ -536,7 +536,7 @@ def candidates(
     scatter projected onto each center's tangent space) and a center's
     critical temperature is divided by its mean resultant length ``c_j .
     S_j / N_j`` at ``sigma`` (one more soft pass, by ``passes``, the run's
-    :meth:`~fastrbfkm._rows.Rows.soft_passes`, or the rows' own): the
+    :func:`~fastrbfkm._rows.soft_passes`, or the rows' own): the
     restoring term of a split on the sphere is ``c . x`` per unit
     responsibility, not 1.
     """

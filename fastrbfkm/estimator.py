@@ -17,7 +17,7 @@ from . import _kernels as K
 from ._axes import largest_variance
 from ._base import BaseRBFKMeans
 from ._memory import explains_memory
-from ._rows import InMemoryRows, annealing_sample
+from ._rows import HostRows, annealing_sample
 from ._threads import one_blas_thread
 from ._tunables import (
     ANNEAL_ROWS_MAX,
@@ -415,7 +415,7 @@ class RBFKMeans(BaseRBFKMeans):
             seed = rng.randint(np.iinfo(np.int32).max)
             init = self.init
             if callable(init):
-                data = rows.as_given() if isinstance(rows, InMemoryRows) else X
+                data = rows.as_given() if isinstance(rows, HostRows) else X
                 init = self._init_array(init(data, k, np.random.RandomState(seed)), rows, k)
             result = self._fit_once(rows, mode, k, tol, moments, sigma_c, init, seed, run)
             result["labels"], result["inertia"], result["counts"] = every.assign(result["centers"])

@@ -40,7 +40,7 @@ from . import _kernels as K
 from ._axes import largest_variance
 from ._base import BaseRBFKMeans
 from ._memory import explains_memory
-from ._rows import InMemoryRows, Rows, in_memory
+from ._rows import ArrayRows, Rows, in_memory, soft_passes
 from ._spares import Spares
 from ._threads import one_blas_thread
 from ._tunables import (
@@ -377,7 +377,7 @@ class MiniBatchRBFKMeans(BaseRBFKMeans):
         mode = check_assignment(self.assignment)
         self._rng = rng
         self._probe = probe
-        self._probe_passes = probe.soft_passes()  # the splits' soft passes over it
+        self._probe_passes = soft_passes(probe)  # the splits' soft passes over it
         self.sigma_critical_ = None
         self._annealing = mode != K.HARD and self.sigma == "auto"
         if self._annealing:
@@ -531,7 +531,7 @@ class MiniBatchRBFKMeans(BaseRBFKMeans):
         self.sigma_ = sigma
 
     @staticmethod
-    def _polish(probe: InMemoryRows, C: np.ndarray, rival: np.ndarray | None = None) -> np.ndarray:
+    def _polish(probe: ArrayRows, C: np.ndarray, rival: np.ndarray | None = None) -> np.ndarray:
         """Lloyd iterations and swap moves on the probe rows (float64
         result); with a ``rival`` start, the swaps go on from whichever of
         the two has the lower inertia after Lloyd."""

@@ -25,6 +25,7 @@ this file alone.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Protocol
 
@@ -58,24 +59,17 @@ __all__ = [
 
 
 class Source(Protocol):
-    """The primitives of a rows source (:class:`fastrbfkm._rows.Rows`) that
-    the seeding algorithms of :data:`INITS` run on. Sources call this module,
-    so it does not import them.
-
-    Every source runs the passes (:meth:`draw`, :meth:`inertia`,
-    :meth:`oversample`, :meth:`stats`), which are all k-means|| needs. A
-    source whose rows can be taken by index (``random_access``: in memory,
-    on a device) also takes rows (:meth:`take`), gives every row's nearest
-    center and squared distance to it (:meth:`nearest`) and runs greedy
-    k-means++ on its rows (:meth:`greedy_seeds`); its weights come to the
-    host (:meth:`host_weights`) to draw the rows.
+    """The passes of a rows source (:class:`fastrbfkm._rows.Rows`) that the
+    seeding algorithms of :data:`INITS` run on, which every source runs
+    (:meth:`draw`, :meth:`inertia`, :meth:`oversample`, :meth:`stats`): all
+    that k-means|| needs. Sources call this module, so it does not import
+    them; a source whose rows can be taken by index has the primitives of
+    :class:`IndexedRows` too.
     """
 
     n: int
     d: int
     dtype: np.dtype
-    random_access: bool
-    sampled_seeding: bool
 
     def draw(self, m: int, key: int) -> np.ndarray: ...
 
@@ -85,15 +79,39 @@ class Source(Protocol):
 
     def stats(self, C: np.ndarray, sigma: float, mode: int, with_stats: bool = True): ...
 
-    def host_weights(self) -> np.ndarray: ...
 
-    def take(self, index: np.ndarray) -> np.ndarray: ...
+class IndexedRows(ABC):
+    """The seeding primitives of a source whose rows can be taken by index,
+    with a host array of n values per row affordable (in memory, on a
+    device): a capability beside :class:`fastrbfkm._rows.Rows`, defined here
+    where it is used. ``"k-means++"`` runs greedy k-means++ on them
+    (:func:`kmeans_plusplus_start`), ``"random"`` draws row indices
+    (:func:`random_start`); a source without them seeds with k-means|| and
+    draws over its passes."""
 
-    def nearest(self, C: np.ndarray) -> tuple[np.ndarray, np.ndarray]: ...
+    #: Greedy k-means++ on a sample of the rows when there are many
+    #: (:func:`seeding_sample`); False: on every row (the torch layer's
+    #: ``init_from``, as :func:`fastrbfkm.kmeans_plusplus`).
+    sampled_seeding: bool = True
 
-    def greedy_seeds(
-        self, uniforms: np.ndarray, sample: np.ndarray | None = None
-    ) -> np.ndarray: ...
+    @abstractmethod
+    def host_weights(self) -> np.ndarray:
+        """The sample weights on the host, float64 (length 0: unit weights)."""
+
+    @abstractmethod
+    def take(self, index: np.ndarray) -> np.ndarray:
+        """Rows ``X[index]`` as a new dense host array in X's dtype."""
+
+    @abstractmethod
+    def nearest(self, C: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Every row's nearest center and squared distance to it: host
+        arrays of n (ties to the lowest index)."""
+
+    @abstractmethod
+    def greedy_seeds(self, uniforms: np.ndarray, sample: np.ndarray | None = None) -> np.ndarray:
+        """Row indices chosen by greedy k-means++ (as :func:`greedy_seeds`,
+        ``k = len(uniforms)`` seeds): over every row with its weight, or,
+        given ``sample`` (row indices), over those rows with unit weights."""
 
 
 def initial_centers(
@@ -106,7 +124,8 @@ def initial_centers(
     ----------
     rows : rows source
         Any :class:`fastrbfkm._rows.Rows` (in memory, CSR, streamed, Dask,
-        on a device); the seedings use only its primitives (:class:`Source`).
+        on a device); the seedings use only its primitives (:class:`Source`,
+        :class:`IndexedRows`).
     k : int
         Number of centers.
     init : str or array of shape (k, d)
@@ -149,7 +168,7 @@ def _bad_init(init, k: int, d: int, also: tuple[str, ...]) -> str:
 def kmeans_plusplus_start(rows: Source, k: int, rng: np.random.Generator) -> np.ndarray:
     """``init="k-means++"``: ``(k, d)`` rows of the source.
 
-    Over rows that can be taken by index (``rows.random_access``): greedy
+    Over rows that can be taken by index (:class:`IndexedRows`): greedy
     k-means++ on every row when there are at most :func:`seed_rows` rows
     with a positive weight (or when ``rows.sampled_seeding`` is False, as
     for the torch layer), else greedy k-means++ on the rows
@@ -157,7 +176,7 @@ def kmeans_plusplus_start(rows: Source, k: int, rng: np.random.Generator) -> np.
     there over every row (:func:`kmeans_parallel_rows`). Over the other
     sources, k-means|| in a few passes (:func:`kmeans_parallel`).
     """
-    if not rows.random_access:
+    if not isinstance(rows, IndexedRows):
         return kmeans_parallel(rows, k, rng)
     w = rows.host_weights()
     sample = seeding_sample(rows.n, k, w, rng) if rows.sampled_seeding else None
@@ -172,7 +191,7 @@ def random_start(rows: Source, k: int, rng: np.random.Generator) -> np.ndarray:
     (:func:`random_indices` over rows that can be taken by index, else one
     pass of :meth:`Source.draw`, whose random numbers depend on the global
     row index only)."""
-    if rows.random_access:
+    if isinstance(rows, IndexedRows):
         return rows.take(random_indices(rows.n, k, rows.host_weights(), rng))
     return rows.draw(k, _key(rng))
 

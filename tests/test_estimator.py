@@ -566,7 +566,8 @@ def test_swaps_with_many_clusters_move_many_centers_a_round_within_a_bounded_cos
     np.testing.assert_allclose(better.inertia, rows.inertia(better.centers)[0], rtol=1e-12)
     # the moves of a round are far apart: their regions never share a center
     C = start.centers
-    regions = _apart_regions(C, rows.removal_costs(C)[::-1].copy(), rows.removal_costs(C), 4)
+    costs = rows.cell_summary(C, False).costs
+    regions = _apart_regions(C, costs[::-1].copy(), costs, 4)
     assert len(regions) == 4
     seen = np.concatenate([region for _, region in regions])
     assert np.unique(seen).size == seen.size

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from fastrbfkm import _kernels as K
-from fastrbfkm._rows import InMemoryRows, half_gaps
+from fastrbfkm._rows import InMemoryRows, half_gaps, soft_passes
 from fastrbfkm.lloyd import run_lloyd
 
 from . import naive
@@ -16,8 +16,8 @@ from .helpers import make_problem, tolerance
 def lloyd_passes(rows, C, iterations):
     """Pruned and unpruned hard passes side by side along Lloyd iterations;
     yields ``(C, pruned, unpruned, labels, evaluated)`` at each."""
+    assert rows.prunes(C.shape[0])
     bounds = rows.new_bounds(C.shape[0])
-    assert bounds is not None
     for _ in range(iterations):
         N, S, summary, cells, evaluated = rows.pruned_stats(C, bounds)
         want = np.bincount(bounds.labels, minlength=len(N))  # every row counted once
@@ -162,7 +162,7 @@ def test_lloyd_with_and_without_pruning_is_bit_identical(dtype, monkeypatch):
     rows = InMemoryRows(X, w)
     pruned = run_lloyd(rows, C, 50, 0.0)
     monkeypatch.setattr(R, "PRUNE_MIN_CLUSTERS", 10**9)
-    assert rows.new_bounds(64) is None
+    assert not rows.prunes(64)
     full = run_lloyd(rows, C, 50, 0.0)
     np.testing.assert_array_equal(pruned.centers, full.centers)
     assert pruned.n_iter == full.n_iter
@@ -177,17 +177,21 @@ def test_lloyd_with_and_without_pruning_is_bit_identical(dtype, monkeypatch):
 def test_sources_without_pruning_say_so():
     from scipy import sparse
 
-    from fastrbfkm._rows import SparseRows
+    from fastrbfkm._rows import PrunedRows, SparseRows, hard_passes
 
     M = sparse.random(100, 30, density=0.2, format="csr", random_state=0)
     csr = K.CSR(M.data, M.indices.astype(np.int32), M.indptr.astype(np.int64), 30)
     rows = SparseRows(csr, np.empty(0))
-    assert rows.new_bounds(64) is None
+    assert not isinstance(rows, PrunedRows)  # the pruned kernels are dense only
+    assert type(hard_passes(rows, 64)).__name__ == "HardPasses"
+    assert soft_passes(rows) is rows
     X, _, _ = make_problem(100, 2, 8)
-    assert InMemoryRows(X, np.empty(0)).new_bounds(8) is None  # few centers: no pruning
+    dense = InMemoryRows(X, np.empty(0))
+    assert not dense.prunes(8)  # few centers: no pruning
+    assert type(hard_passes(dense, 8)).__name__ == "HardPasses"
 
 
-def soft_passes(rows, C, sigma, mode, iterations):
+def pruned_soft_passes(rows, C, sigma, mode, iterations):
     """Pruned soft passes (bounds carried) along soft Lloyd steps at one
     temperature; yields ``(C, (N, S, summary), labels, lower, evaluated)``."""
     from fastrbfkm._rows import Bounds
@@ -222,7 +226,8 @@ def test_pruned_soft_pass_matches_naive_and_unpruned(
     # OpenBLAS rounds them differently on some CPUs (AMD EPYC: N 5e-6 apart
     # relative at d = 40), which moves soft responsibilities as much.
     rounding = 1e-9 if dtype == np.float64 else 1e-6
-    for C_t, (N, S, summary), labels, lower, evaluated in soft_passes(rows, C, sigma, mode, 6):
+    passes = pruned_soft_passes(rows, C, sigma, mode, 6)
+    for C_t, (N, S, summary), labels, lower, evaluated in passes:
         N_ref, S_ref = naive.stats(X, C_t, sigma, assignment, w if weighted else None)
         scale = float(np.abs(S_ref).max()) + 1.0
         np.testing.assert_allclose(N, N_ref, rtol=0, atol=10 * tolerance(dtype) * n)
@@ -252,7 +257,7 @@ def test_cold_soft_passes_form_few_distances(dtype):
     rows = InMemoryRows(X, np.empty(0))
     C = X[np.random.default_rng(0).choice(len(X), 50, replace=False)]
     C = run_lloyd(rows, C, 100, 0.0).centers
-    shares = [ev / (len(X) * 50) for *_, ev in soft_passes(rows, C, 0.05, K.ENTMAX15, 6)]
+    shares = [ev / (len(X) * 50) for *_, ev in pruned_soft_passes(rows, C, 0.05, K.ENTMAX15, 6)]
     assert shares[0] == 1.0
     assert max(shares[-3:]) < 0.1
 
@@ -286,7 +291,7 @@ def test_soft_fits_prune_once_cold_and_agree_with_the_unpruned_passes(monkeypatc
 def test_a_pass_depends_on_no_earlier_pass():
     """The rows' own soft passes carry no state: the same call twice gives
     the same bits, unpruned. The state that prunes a run's passes once
-    they are cold belongs to the run (``rows.soft_passes()``), and a new
+    they are cold belongs to the run (``soft_passes(rows)``), and a new
     run starts unpruned."""
     from fastrbfkm.datasets import make_blobs
 
@@ -308,11 +313,11 @@ def test_a_pass_depends_on_no_earlier_pass():
             for a, b in zip(first, again, strict=True):
                 np.testing.assert_array_equal(a, b)
         assert not calls
-        run = rows.soft_passes()
+        run = soft_passes(rows)
         for _ in range(3):
             run.stats(C, 0.05, K.ENTMAX15)
         assert len(calls) == 2  # the first pass of a run is unpruned
-        fresh = rows.soft_passes().stats(C, 0.05, K.ENTMAX15)
+        fresh = soft_passes(rows).stats(C, 0.05, K.ENTMAX15)
         assert len(calls) == 2
         for a, b in zip(first, fresh, strict=True):
             np.testing.assert_array_equal(a, b)

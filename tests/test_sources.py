@@ -9,14 +9,25 @@ import pytest
 from fastrbfkm import _kernels as K
 from fastrbfkm._axes import largest_variance, principal
 from fastrbfkm._backend import open_rows
-from fastrbfkm._rows import IndexedRows, InMemoryRows, Rows, annealing_sample
+from fastrbfkm._rows import (
+    CellInertiaRows,
+    HostRows,
+    IndexedRows,
+    InMemoryRows,
+    PrunedRows,
+    Rows,
+    annealing_sample,
+    hard_passes,
+    soft_passes,
+)
 from fastrbfkm._streaming import StreamedRows
 
 from .helpers import make_problem, tolerance
 
 N, D, k = 37, 3, 4
 
-#: Every pass of the Rows interface, as a call on a source with centers C.
+#: Every pass of the Rows interface and of its capabilities, as a call on a
+#: source with centers C.
 PASSES = {
     "moments": lambda rows, C: rows.moments(),
     "stats": lambda rows, C: rows.stats(C, 0.7, K.ENTMAX15),
@@ -24,20 +35,26 @@ PASSES = {
     # where the source prunes), equal to the rows' own passes to rounding
     "soft_passes": lambda rows, C: (
         lambda run: [run.stats(C, 0.05, K.ENTMAX15) for _ in range(3)][-1]
-    )(rows.soft_passes()),
+    )(soft_passes(rows)),
+    "hard_passes": lambda rows, C: (lambda run: (*run.stats(C), run.inertia(C)))(
+        hard_passes(rows, k)
+    ),
     "scatter": lambda rows, C: rows.scatter(C, 0.7, K.SOFTMAX),
     "scatter_and_cells": lambda rows, C: rows.scatter_and_cells(C, 0.7, K.ENTMAX15),
     "principal": lambda rows, C: principal(rows, C, 0.7, K.ENTMAX15)[:2],  # axes: up to sign
     "largest_variance": lambda rows, C: largest_variance(rows, rows.moments()),
-    "removal_costs": lambda rows, C: rows.removal_costs(C),
     "cell_summary": lambda rows, C: (
         lambda s: (s.costs, s.mass, s.scatter, rows.cell_summary(C, False).mass)
     )(rows.cell_summary(C, True)),
     "farthest": lambda rows, C: tuple(vars(rows.farthest(C, 3)).values()),
     "inertia": lambda rows, C: rows.inertia(C),
     "cell_inertia": lambda rows, C: rows.cell_inertia(C),
-    "new_bounds": lambda rows, C: rows.new_bounds(64),
-    "hard_stats": lambda rows, C: rows.hard_stats(C, rows.new_bounds(k)),
+    "prunes": lambda rows, C: rows.prunes(64),
+    "new_bounds": lambda rows, C: rows.new_bounds(k).lower.shape,
+    "pruned_stats": lambda rows, C: rows.pruned_stats(C, rows.new_bounds(k))[:4],
+    "pruned_soft_stats": lambda rows, C: rows.pruned_soft_stats(
+        C, 0.05, K.ENTMAX15, rows.new_bounds(k)
+    )[:3],
     "oversample": lambda rows, C: rows.oversample(C, 0.05, 11),
     "draw": lambda rows, C: rows.draw(5, 11),
     "draw_weighted": lambda rows, C: rows.draw_weighted(5, 11),
@@ -62,44 +79,52 @@ PASSES = {
     "total_inertia": lambda rows, C: rows.total_inertia(C),
     "batch": lambda rows, C: rows.batch(6, np.random.default_rng(5)),
     "largest_magnitude": lambda rows, C: rows.largest_magnitude(),
+    "as_given": lambda rows, C: rows.as_given(),
 }
 
-#: Sources whose rows are not in memory in order: no sequential transfers, no
-#: pruned hard passes (their bounds are per row); the device gives no cells'
-#: inertia. Sources that are not in memory do not read all their rows for the
-#: largest magnitude (the functional API's underflow check).
-SKIPS = {
-    "streamed": {"transfers", "new_bounds", "largest_magnitude"},
-    "dask": {"transfers", "new_bounds", "largest_magnitude"},
-    "device": {"transfers", "new_bounds", "cell_inertia", "largest_magnitude"},
-}
 #: Sources in chunks: a mini-batch is one chunk (checked below), not drawn rows.
 CHUNKED = {"dask": {"batch"}}
-#: The seeding primitives of the sources whose rows can be taken by index
-#: (:class:`IndexedRows`): the others do not have them (they seed with
-#: k-means|| over their passes).
-RANDOM_ACCESS = {"host_weights", "take", "nearest", "greedy_seeds"}
-REFUSED = {"streamed": RANDOM_ACCESS, "dask": RANDOM_ACCESS}
+#: The capabilities beside the core (mixins of :mod:`fastrbfkm._rows`), each
+#: with its passes: a source has all of them (an instance of the mixin) or
+#: none (no such method). The seeding primitives of rows that can be taken
+#: by index (the others seed with k-means|| over their passes); the pruned
+#: passes of dense rows in memory (bounds per row); the cells' inertia of
+#: the sources of block folds (the device has no such pass); X itself in
+#: host memory, read in order for the transfers and value by value for the
+#: largest magnitude (the functional API's underflow check).
+CAPABILITIES = {
+    IndexedRows: {"host_weights", "take", "nearest", "greedy_seeds"},
+    PrunedRows: {"prunes", "new_bounds", "pruned_stats", "pruned_soft_stats"},
+    CellInertiaRows: {"cell_inertia"},
+    HostRows: {"as_given", "largest_magnitude", "transfers"},
+}
 
 
 #: Algorithms over a source's passes (functions, not methods), tested on
 #: every source as the passes are.
-ALGORITHMS = {"principal", "largest_variance", "sample"}
+ALGORITHMS = {"principal", "largest_variance", "sample", "soft_passes", "hard_passes"}
 
 
 def test_every_pass_of_the_interface_is_tested():
+    """PASSES holds every public method of the core and of each capability."""
     methods = {
         name
-        for cls in (Rows, IndexedRows)
+        for cls in (Rows, *CAPABILITIES)
         for name, f in vars(cls).items()
         if callable(f) and name[0] != "_"
     }
     assert (methods - {"check_centers", "like_input"}) | ALGORITHMS == set(PASSES)
+    for capability, passes in CAPABILITIES.items():
+        assert set(capability.__abstractmethods__) == passes, capability.__name__
 
 
 def open_source(kind, X, w, tmp_path) -> Rows:
     if kind == "memory":
         return InMemoryRows(X, w)
+    if kind == "sparse":
+        from scipy import sparse
+
+        return open_rows(sparse.csr_matrix(X), w if w.size else None, "cpu", fit=True)
     if kind == "streamed":
         np.save(tmp_path / "X.npy", X)
         return StreamedRows(np.load(tmp_path / "X.npy", mmap_mode="r"), w, block_rows=10)
@@ -133,12 +158,9 @@ def test_every_pass_on_every_source(kind, unit, tmp_path):
     assert (rows.n, rows.d, rows.dtype) == (N, D, X.dtype)
     assert rows.weight == pytest.approx(reference.weight, rel=1e-14)
     for name, run in PASSES.items():
-        if name in SKIPS.get(kind, ()):
-            assert run(rows, C) is None, name
-            continue
-        if name in REFUSED.get(kind, ()):
-            assert not rows.random_access and not isinstance(rows, IndexedRows)
-            assert not hasattr(rows, name)  # the primitive does not exist there
+        owner = [cap for cap, passes in CAPABILITIES.items() if name in passes]
+        if owner and not isinstance(rows, owner[0]):
+            assert not hasattr(rows, name), name  # the pass does not exist there
             continue
         if name in CHUNKED.get(kind, ()):
             got, weights = run(rows, C)
@@ -156,16 +178,41 @@ def test_every_pass_on_every_source(kind, unit, tmp_path):
             np.testing.assert_allclose(a, b, rtol=rtol, atol=rtol * scale, err_msg=name)
 
 
+#: The capabilities of each source (the table of docs/conventions.md).
+HAS = {
+    "memory": {IndexedRows, PrunedRows, CellInertiaRows, HostRows},
+    "sparse": {IndexedRows, CellInertiaRows, HostRows},
+    "streamed": {CellInertiaRows},
+    "dask": {CellInertiaRows},
+    "device": {IndexedRows},
+}
+
+
+@pytest.mark.parametrize("kind", list(HAS))
+def test_a_source_has_a_capability_exactly_when_it_runs_its_passes(kind, tmp_path):
+    """A source that is an instance of a capability's mixin runs every pass
+    of it (none refused); a source that is not has none of its methods."""
+    X, C, w = make_problem(N, D, k, seed=5)
+    rows = open_source(kind, X, w, tmp_path)
+    assert {cap for cap in CAPABILITIES if isinstance(rows, cap)} == HAS[kind]
+    for capability, passes in CAPABILITIES.items():
+        for name in sorted(passes):
+            if isinstance(rows, capability):
+                assert PASSES[name](rows, C) is not None, name
+            else:
+                assert not hasattr(rows, name), name
+
+
 @pytest.mark.parametrize("kind", ["memory", "streamed", "dask", "device"])
 def test_cell_summary_gives_the_cells_inertia_where_the_source_does(kind, tmp_path):
     X, C, w = make_problem(N, D, k, seed=4)
     rows = open_source(kind, X, w, tmp_path)
     for scatter in (True, False):
         cells = rows.cell_summary(C, scatter).cells
-        want = rows.cell_inertia(C)
-        if want is None:
+        if not isinstance(rows, CellInertiaRows):
             assert cells is None
         else:
+            want = rows.cell_inertia(C)
             np.testing.assert_allclose(cells, want, rtol=tolerance(X.dtype), atol=1e-12)
             assert cells.sum() == pytest.approx(rows.inertia(C)[0], rel=tolerance(X.dtype))
 

@@ -16,7 +16,16 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda
 
-from .._rows import Farthest, IndexedRows, Moments, Rows, draw_keys, oversample_index
+from .._kernels.assignment import HARD
+from .._rows import (
+    CellSummary,
+    Farthest,
+    IndexedRows,
+    Moments,
+    Rows,
+    draw_keys,
+    oversample_index,
+)
 from . import arrays, passes, seeding
 from .config import TILE, cdiv
 from .distances import square_root
@@ -70,8 +79,12 @@ class DeviceRows(IndexedRows, Rows):
         C = self._centers(C)
         return passes.center_scatter(self.X, C, self.w, float(sigma), int(mode), self.ws)
 
-    def removal_costs(self, C: np.ndarray) -> np.ndarray:
-        return passes.removal_costs(self.X, self._centers(C), self.w, self.ws)
+    def cell_summary(self, C: np.ndarray, scatter: bool) -> CellSummary:
+        """The removal costs, the masses (and the cells' scatter) by
+        separate passes; no cells' inertia (no such pass on the device)."""
+        N, A = self.scatter(C, 0.0, HARD) if scatter else (self.stats(C, 0.0, HARD)[0], None)
+        costs = passes.removal_costs(self.X, self._centers(C), self.w, self.ws)
+        return CellSummary(costs, None, N, A)
 
     def farthest(self, C: np.ndarray, m: int) -> Farthest:
         return Farthest(*passes.farthest(self.X, self._centers(C), self.w, int(m), self.ws))
