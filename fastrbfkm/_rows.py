@@ -714,24 +714,15 @@ class InMemoryRows(PrunedRows, ArrayRows):
     """A validated, C-contiguous numpy array (a ``numpy.memmap`` too) and its
     weights (length 0: unit weights); its passes can be pruned."""
 
-    def __init__(self, X: np.ndarray, w: np.ndarray):
-        super().__init__(X, w)
-        self._bounds: dict[int, Bounds] = {}  # of pruned hard passes, by k
-
     def reduce(self, name: str, *args):
         size = PASSES[name].rows_per_block or self.n
         blocks = ((start, self.X[start : start + size]) for start in range(0, self.n, size))
         return fold(name, blocks, self.w, *args)
 
     def new_bounds(self, k: int) -> Bounds:
-        """The bounds of the last pruned pass with ``k`` centers over these
-        rows (new ones the first time). They hold for any centers (a pass
-        measures the shifts from the centers they were made at), so a Lloyd
-        run that starts near the last one's centers (a swap search's trials)
-        needs no full first pass; the labels do not depend on them."""
-        if k not in self._bounds:
-            self._bounds[k] = Bounds(np.zeros(self.n, dtype=np.int32), np.zeros(self.n))
-        return self._bounds[k]
+        """New bounds for ``k`` centers (the first pruned pass with them
+        forms every distance)."""
+        return Bounds(np.zeros(self.n, dtype=np.int32), np.zeros(self.n))
 
     def prunes(self, k: int) -> bool:
         """Enough centers, and distances not so cheap that forming them all
@@ -775,13 +766,6 @@ class InMemoryRows(PrunedRows, ArrayRows):
         bounds.centers = C64
         return N, S, summary, cells, int(evaluated)
 
-    def cell_inertia(self, C: np.ndarray) -> np.ndarray:
-        """By a pruned pass with the Lloyd runs' bounds where it pays."""
-        k = C.shape[0]
-        if not self.prunes(k):
-            return super().cell_inertia(C)
-        return self.pruned_stats(C, self.new_bounds(k))[3]
-
     def batch(self, m: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         index = np.sort(rng.integers(0, self.n, int(m)))
         return self.X[index], self.w[index] if self.w.size else self.w
@@ -798,8 +782,11 @@ class InMemoryRows(PrunedRows, ArrayRows):
 
 
 class HardPasses:
-    """The hard passes of one Lloyd run (:func:`hard_passes`): full passes,
-    :meth:`Rows.stats` at ``sigma = 0`` and :meth:`Rows.inertia`."""
+    """The hard passes with ``k`` centers over some rows, of one Lloyd run
+    or of several that follow one another (:func:`hard_passes`): here full
+    passes, :meth:`Rows.stats` at ``sigma = 0``, :meth:`Rows.inertia` and
+    :meth:`CellInertiaRows.cell_inertia`. What a pass returns depends
+    only on its arguments and on this object, which the caller owns."""
 
     def __init__(self, rows: Rows):
         self.rows = rows
@@ -812,12 +799,21 @@ class HardPasses:
         """The weighted hard inertia at C."""
         return self.rows.inertia(C)[0]
 
+    def cell_inertia(self, C: np.ndarray) -> np.ndarray | None:
+        """Per center, the weighted inertia of its cell (``(k,)``), where
+        the rows give it (:class:`CellInertiaRows`; None elsewhere)."""
+        return self.rows.cell_inertia(C) if isinstance(self.rows, CellInertiaRows) else None
+
 
 class PrunedHardPasses(HardPasses):
-    """The hard passes of one Lloyd run pruned by the bounds of the rows
-    (:meth:`PrunedRows.new_bounds`, updated by every pass). The measuring
-    pass is pruned too: a row whose bound holds has its own distance formed
-    alone, so its inertia agrees with a full pass's to rounding."""
+    """Hard passes pruned by bounds that every pass updates
+    (:class:`Bounds`, from :meth:`PrunedRows.new_bounds`). They hold for any
+    centers (a pass measures the shifts from the centers they were made
+    at), so Lloyd runs that follow one another over the same rows with the
+    same object (a fit's runs, a swap search's trials) need no full first
+    pass; the labels do not depend on them. The measuring pass and the
+    cells' inertia are pruned too: a row whose bound holds has its own
+    distance formed alone, so they agree with a full pass's to rounding."""
 
     def __init__(self, rows: PrunedRows, k: int):
         super().__init__(rows)
@@ -829,10 +825,15 @@ class PrunedHardPasses(HardPasses):
     def inertia(self, C: np.ndarray) -> float:
         return float(self.stats(C)[2][K.INERTIA])
 
+    def cell_inertia(self, C: np.ndarray) -> np.ndarray:
+        return self.rows.pruned_stats(C, self.bounds)[3]
+
 
 def hard_passes(rows: Rows, k: int) -> HardPasses:
-    """The hard passes of a Lloyd run with ``k`` centers over ``rows``:
-    pruned where the rows can prune (:class:`PrunedRows`) and it pays."""
+    """The hard passes with ``k`` centers over ``rows``: pruned where the
+    rows can prune (:class:`PrunedRows`) and it pays. The caller owns the
+    result and hands it to the Lloyd runs that should carry its state from
+    one to the next (:func:`fastrbfkm.lloyd.run_lloyd`'s ``passes``)."""
     if isinstance(rows, PrunedRows) and rows.prunes(k):
         return PrunedHardPasses(rows, k)
     return HardPasses(rows)

@@ -17,7 +17,7 @@ from . import _kernels as K
 from ._axes import largest_variance
 from ._base import BaseRBFKMeans
 from ._memory import explains_memory
-from ._rows import HostRows, annealing_sample
+from ._rows import HardPasses, HostRows, annealing_sample, hard_passes
 from ._threads import one_blas_thread
 from ._tunables import (
     ANNEAL_ROWS_MAX,
@@ -411,13 +411,16 @@ class RBFKMeans(BaseRBFKMeans):
             sigma_c = critical_from_variance(largest_variance(rows, moments), k, mode)
 
         best = None
+        # The Lloyd runs over these rows, in every run, one after another:
+        # the pruning bounds carry over from each to the next.
+        hard = hard_passes(rows, k)
         for run in range(n_init):
             seed = rng.randint(np.iinfo(np.int32).max)
             init = self.init
             if callable(init):
                 data = rows.as_given() if isinstance(rows, HostRows) else X
                 init = self._init_array(init(data, k, np.random.RandomState(seed)), rows, k)
-            result = self._fit_once(rows, mode, k, tol, moments, sigma_c, init, seed, run)
+            result = self._fit_once(rows, hard, mode, k, tol, moments, sigma_c, init, seed, run)
             result["labels"], result["inertia"], result["counts"] = every.assign(result["centers"])
             if best is None or result["inertia"] < best["inertia"]:
                 best = result
@@ -445,7 +448,9 @@ class RBFKMeans(BaseRBFKMeans):
         self.start_ = best["start"]
         return self
 
-    def _fit_once(self, rows, mode, k, tol, moments, sigma_c, init, seed, run) -> dict:
+    def _fit_once(
+        self, rows, hard: HardPasses, mode, k, tol, moments, sigma_c, init, seed, run
+    ) -> dict:
         rng = np.random.default_rng(seed)
         n_iter = 0
         path = None
@@ -503,27 +508,37 @@ class RBFKMeans(BaseRBFKMeans):
             # before the centers creep to tol; the last run ends at tol.
             polish = tol * POLISH_TOL_FACTOR
             sources = [guide] if guide.n == rows.n else [guide, rows]
+            # Each source's Lloyd runs carry their bounds from one to the next.
+            guide_hard = hard if guide is rows else hard_passes(guide, k)
             for source in sources:
+                passes = guide_hard if source is guide else hard
                 # A hard fit's last Lloyd run is measured by the final assignment.
                 last = mode == K.HARD and source is rows
                 report = self._lloyd_report(tol) if self.verbose else None
-                if mode == K.HARD:
-                    lloyd = run_lloyd(source, C, int(self.max_iter), tol, not last, report)
-                else:
-                    lloyd = run_lloyd(source, C, int(self.max_iter), polish, True, report)
+                lloyd = run_lloyd(
+                    source,
+                    C,
+                    int(self.max_iter),
+                    tol if mode == K.HARD else polish,
+                    mode != K.HARD or not last,
+                    report,
+                    passes=passes,
+                )
                 if guides and source is guide and self.sigma == "auto":
-                    lloyd, start = self._against_kmeanspp(guide, lloyd, k, polish, seed)
+                    lloyd, start = self._against_kmeanspp(guide, lloyd, k, polish, seed, passes)
                 if mode != K.HARD:
                     many = k >= MANY_CLUSTERS
                     rounds = EVERY_ROW_SWAP_ROUNDS if many and source is not guide else None
                     lloyd = improve_by_swaps(
-                        source, lloyd, int(self.max_iter), polish, rounds=rounds
+                        source, lloyd, int(self.max_iter), polish, rounds=rounds, passes=passes
                     )
                     # sequential: rows in memory only; Euclidean gains only
                     if guides and source is guide and not rows.sphere:
                         lloyd = improve_by_transfers(source, lloyd, int(self.max_iter))
                     if source is sources[-1]:  # the fixed point, to tol
-                        final = run_lloyd(source, lloyd.centers, int(self.max_iter), tol)
+                        final = run_lloyd(
+                            source, lloyd.centers, int(self.max_iter), tol, passes=passes
+                        )
                         lloyd = LloydResult(
                             final.centers, final.inertia, lloyd.n_iter + final.n_iter
                         )
@@ -538,7 +553,7 @@ class RBFKMeans(BaseRBFKMeans):
             "start": start,
         }
 
-    def _against_kmeanspp(self, guide, annealed, k: int, tol: float, seed: int):
+    def _against_kmeanspp(self, guide, annealed, k: int, tol: float, seed: int, passes: HardPasses):
         """The annealed centers at their Lloyd fixed point on the annealed
         rows, or a greedy k-means++ start's, whichever has the lower
         inertia there, and which it was ("annealing" or "k-means++").
@@ -546,7 +561,8 @@ class RBFKMeans(BaseRBFKMeans):
         The polish that follows (swap moves, transfers, Lloyd on every row)
         only lowers the inertia, so the fit never ends above a k-means++
         start brought to a Lloyd fixed point on the same rows: the
-        annealing has to beat it, not only to exist.
+        annealing has to beat it, not only to exist. ``passes`` are the
+        guide's hard passes (the annealed centers' Lloyd run made them).
         """
         rng = np.random.default_rng([seed, 1])  # its own stream: the annealing's is unchanged
         C = guide.initial_centers(k, "k-means++", rng)
@@ -554,7 +570,7 @@ class RBFKMeans(BaseRBFKMeans):
         # Not cut short when it looks to be losing (``beat``): a k-means++
         # start's Lloyd run often makes large late gains, and ended lower
         # than the annealing after such a cut on 3000 x 8 rows at k = 12.
-        seeded = run_lloyd(guide, C, int(self.max_iter), tol)
+        seeded = run_lloyd(guide, C, int(self.max_iter), tol, passes=passes)
         n_iter = annealed.n_iter + seeded.n_iter  # both runs were made
         if seeded.inertia < annealed.inertia:
             return LloydResult(seeded.centers, seeded.inertia, n_iter), "k-means++"

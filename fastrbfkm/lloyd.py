@@ -16,7 +16,7 @@ import numpy as np
 
 from . import _kernels as K
 from ._axes import cell_axes, cell_spreads, forms_scatter
-from ._rows import CellInertiaRows, HostRows, Rows, hard_passes
+from ._rows import CellInertiaRows, HardPasses, HostRows, Rows, hard_passes
 from ._tunables import (
     BATCH_CELLS,
     MANY_CLUSTERS,
@@ -75,6 +75,7 @@ def run_lloyd(
     measure: bool = True,
     report: Callable[[int, float, float], None] | None = None,
     beat: float | None = None,
+    passes: HardPasses | None = None,
 ) -> LloydResult:
     """Lloyd's algorithm over a rows source.
 
@@ -96,10 +97,16 @@ def run_lloyd(
     below ``beat`` (:func:`_losing`); the result's inertia is then the last
     one measured (above ``beat``, and at least the inertia of the result's
     centers), without the final pass.
+
+    ``passes``: the hard passes over ``rows`` with C's number of centers
+    (:func:`~fastrbfkm._rows.hard_passes`), for runs that follow one another
+    and carry the pruning bounds from one to the next; None: new ones, for
+    this run only.
     """
     n_iter = 0
     C = rows.metric.centers(C)  # trial centers of the swap moves are placed off it
-    passes = hard_passes(rows, C.shape[0])  # pruned where the rows can and it pays
+    if passes is None:
+        passes = hard_passes(rows, C.shape[0])  # pruned where the rows can and it pays
     seen: list[float] = []  # the inertias so far
     for n_iter in range(1, max_iter + 1):
         N, S, summary = passes.stats(C)
@@ -144,6 +151,7 @@ def improve_by_swaps(
     tol: float,
     candidates: int = 8,
     rounds: int | None = None,
+    passes: HardPasses | None = None,
 ) -> LloydResult:
     """Move centers from where they help least to where a split helps most.
 
@@ -166,6 +174,8 @@ def improve_by_swaps(
     where the source forms the scatter matrices. ``n_iter``
     of the result counts every Lloyd iteration, the rejected trials' included.
     ``rounds`` caps the rounds below those bounds (None: no cap).
+    ``passes``: the hard passes of the trials' Lloyd runs, as
+    :func:`run_lloyd` takes them (None: new ones for this search).
 
     With many centers (``MANY_CLUSTERS`` or more) one move at a time would
     take O(k) rounds of Lloyd runs. A round there makes many moves at once
@@ -180,6 +190,8 @@ def improve_by_swaps(
     best = start
     k = start.centers.shape[0]
     n_iter = start.n_iter
+    if passes is None:
+        passes = hard_passes(rows, k)
     batch = k // BATCH_CELLS if k >= MANY_CLUSTERS else 1
     most = int(np.ceil(np.log2(k))) if k > 1 else 0
     most = most if batch > 1 else most + ONE_MOVE_ROUNDS
@@ -191,7 +203,7 @@ def improve_by_swaps(
             N, spread, axes_of = cell_spreads(rows, C, cells)
             gain = 2.0 / np.pi * (N * spread)
             found = _moves_at_once(
-                rows, best, cells.cells, gain, costs, batch, spread, axes_of, max_iter, tol
+                rows, passes, best, cells.cells, gain, costs, batch, spread, axes_of, max_iter, tol
             )
             if found is not None:
                 trial, its = found
@@ -216,7 +228,7 @@ def improve_by_swaps(
         bar = best.inertia * (1.0 - MIN_SWAP_GAIN)
         for r, s in zip(*np.unravel_index(order[:candidates], net.shape), strict=True):
             moved = _moved(C, [(r, s)], spread, axes_of, rows.dtype)
-            trial = run_lloyd(rows, moved, max_iter, tol, beat=bar)
+            trial = run_lloyd(rows, moved, max_iter, tol, beat=bar, passes=passes)
             n_iter += trial.n_iter
             if trial.inertia < bar:
                 # With many centers (one move at a time only where no two
@@ -242,7 +254,7 @@ def _moved(C, moves, spread, axes_of, dtype) -> np.ndarray:
     return out.astype(dtype)
 
 
-def _moves_at_once(rows, best, before, gain, cost, most, spread, axes_of, max_iter, tol):
+def _moves_at_once(rows, passes, best, before, gain, cost, most, spread, axes_of, max_iter, tol):
     """Many moves in one round: ``(result, iterations)`` or None.
 
     Up to ``most`` moves whose regions are disjoint (:func:`_apart_regions`)
@@ -255,7 +267,8 @@ def _moves_at_once(rows, best, before, gain, cost, most, spread, axes_of, max_it
     the fallback). ``before`` is each cell's inertia at ``best.centers``
     (:class:`~fastrbfkm._rows.CellSummary`); ``spread`` and ``axes_of``
     (:func:`~fastrbfkm._axes.cell_spreads`) place the moves, the axes of
-    the split cells only. None over rows without the cells' inertia
+    the split cells only; ``passes`` are the Lloyd runs' and give the
+    cells' inertia after the joint run. None over rows without the cells' inertia
     (:class:`~fastrbfkm._rows.CellInertiaRows`) or when fewer than two moves
     are apart; ``best`` itself when no region gained.
     """
@@ -266,17 +279,17 @@ def _moves_at_once(rows, best, before, gain, cost, most, spread, axes_of, max_it
     if len(regions) < 2:
         return None
     moved = _moved(C, [move for move, _ in regions], spread, axes_of, rows.dtype)
-    trial = run_lloyd(rows, moved, max_iter, tol)
+    trial = run_lloyd(rows, moved, max_iter, tol, passes=passes)
     if trial.inertia < best.inertia:
         return trial, trial.n_iter
-    after = rows.cell_inertia(trial.centers)
+    after = passes.cell_inertia(trial.centers)
     kept = [region for _, region in regions if after[region].sum() < before[region].sum()]
     if not kept:
         return best, trial.n_iter
     mixed = C.copy()
     for region in kept:
         mixed[region] = trial.centers[region]
-    final = run_lloyd(rows, mixed, max_iter, tol)
+    final = run_lloyd(rows, mixed, max_iter, tol, passes=passes)
     return final, trial.n_iter + final.n_iter
 
 

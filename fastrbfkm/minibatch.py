@@ -40,7 +40,7 @@ from . import _kernels as K
 from ._axes import largest_variance
 from ._base import BaseRBFKMeans
 from ._memory import explains_memory
-from ._rows import ArrayRows, Rows, in_memory, soft_passes
+from ._rows import ArrayRows, HardPasses, Rows, hard_passes, in_memory, soft_passes
 from ._spares import Spares
 from ._threads import one_blas_thread
 from ._tunables import (
@@ -378,6 +378,7 @@ class MiniBatchRBFKMeans(BaseRBFKMeans):
         self._rng = rng
         self._probe = probe
         self._probe_passes = soft_passes(probe)  # the splits' soft passes over it
+        self._probe_hard = hard_passes(probe, k)  # its Lloyd runs' (the polish)
         self.sigma_critical_ = None
         self._annealing = mode != K.HARD and self.sigma == "auto"
         if self._annealing:
@@ -396,7 +397,7 @@ class MiniBatchRBFKMeans(BaseRBFKMeans):
             C = probe.initial_centers(k, init, rng)
             sigma = 0.0 if mode == K.HARD else float(self.sigma)
             if mode == K.HARD and isinstance(init, str):
-                C = self._polish(probe, C)
+                C = self._polish(probe, C, passes=self._probe_hard)
         self._spares = Spares.of_copies(C) if self._annealing else Spares.none(k)
         self._C = rows.metric.centers(np.array(C, dtype=np.float64))
         self.cluster_centers_ = self._C.astype(rows.dtype)
@@ -531,16 +532,26 @@ class MiniBatchRBFKMeans(BaseRBFKMeans):
         self.sigma_ = sigma
 
     @staticmethod
-    def _polish(probe: ArrayRows, C: np.ndarray, rival: np.ndarray | None = None) -> np.ndarray:
+    def _polish(
+        probe: ArrayRows,
+        C: np.ndarray,
+        rival: np.ndarray | None = None,
+        passes: HardPasses | None = None,
+    ) -> np.ndarray:
         """Lloyd iterations and swap moves on the probe rows (float64
         result); with a ``rival`` start, the swaps go on from whichever of
-        the two has the lower inertia after Lloyd."""
+        the two has the lower inertia after Lloyd. ``passes``: the probe's
+        hard passes, carried from one polish to the next (None: new ones)."""
+        if passes is None:
+            passes = hard_passes(probe, C.shape[0])
         tol = POLISH_TOL * float(probe.moments(weighted=False).variance.mean())
-        start = run_lloyd(probe, np.ascontiguousarray(C, dtype=probe.dtype), POLISH_ITER, tol)
+        C = np.ascontiguousarray(C, dtype=probe.dtype)
+        start = run_lloyd(probe, C, POLISH_ITER, tol, passes=passes)
         if rival is not None:
-            other = run_lloyd(probe, rival, POLISH_ITER, tol)
+            other = run_lloyd(probe, rival, POLISH_ITER, tol, passes=passes)
             start = other if other.inertia < start.inertia else start
-        return improve_by_swaps(probe, start, POLISH_ITER, tol).centers.astype(np.float64)
+        polished = improve_by_swaps(probe, start, POLISH_ITER, tol, passes=passes)
+        return polished.centers.astype(np.float64)
 
     def _centers_in_dtype(self) -> np.ndarray:
         return self._C.astype(self._probe.dtype)
@@ -577,7 +588,7 @@ class MiniBatchRBFKMeans(BaseRBFKMeans):
         probe = self._probe
         rival = probe.initial_centers(self._C.shape[0], "k-means++", self._rng)
         rival = probe.metric.centers(rival)
-        self._C = self._polish(probe, self._centers_in_dtype(), rival)
+        self._C = self._polish(probe, self._centers_in_dtype(), rival, self._probe_hard)
         self._annealing = False
         self.sigma_ = 0.0
         self.counts_[:] = 0.0

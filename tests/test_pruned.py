@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from fastrbfkm import _kernels as K
-from fastrbfkm._rows import InMemoryRows, half_gaps, soft_passes
+from fastrbfkm._rows import InMemoryRows, half_gaps, hard_passes, soft_passes
 from fastrbfkm.lloyd import run_lloyd
 
 from . import naive
@@ -82,25 +82,46 @@ def test_pruned_pass_ties_go_to_the_lowest_index_and_empty_cells(dtype):
         assert pruned[0][20] == 0
 
 
-def test_bounds_carry_over_between_lloyd_runs(dtype):
+def test_bounds_carry_over_between_lloyd_runs_that_share_passes(dtype):
     from fastrbfkm.datasets import make_blobs
 
     X = make_blobs(6000, centers=200, n_features=8, random_state=1, dtype=dtype)[0]
     rows = InMemoryRows(X, np.empty(0))
     C = X[np.random.default_rng(1).choice(len(X), 50, replace=False)]
-    first = run_lloyd(rows, C, 100, 0.0)
-    bounds = rows.new_bounds(50)
-    assert bounds is rows.new_bounds(50) and bounds.centers is not None
+    passes = hard_passes(rows, 50)
+    first = run_lloyd(rows, C, 100, 0.0, passes=passes)
+    bounds = passes.bounds
+    assert bounds.centers is not None
     moved = first.centers.copy()
     moved[:2] = first.centers[2:4] + 0.01  # a swap move: two centers jump
     evaluated = rows.pruned_stats(moved, bounds)[-1]
     assert evaluated < 0.25 * len(X) * 50  # no full first pass
     np.testing.assert_array_equal(bounds.labels, rows.labels(moved))
-    # a run started from the carried bounds ends where a fresh source's does
-    again = run_lloyd(rows, moved, 100, 0.0)
-    fresh = run_lloyd(InMemoryRows(X, np.empty(0)), moved, 100, 0.0)
+    # a run started from the carried bounds ends where fresh passes' does
+    again = run_lloyd(rows, moved, 100, 0.0, passes=passes)
+    fresh = run_lloyd(rows, moved, 100, 0.0)
     np.testing.assert_array_equal(again.centers, fresh.centers)
-    np.testing.assert_allclose(rows.cell_inertia(again.centers).sum(), again.inertia, rtol=1e-6)
+    np.testing.assert_allclose(passes.cell_inertia(again.centers).sum(), again.inertia, rtol=1e-6)
+    np.testing.assert_allclose(
+        rows.cell_inertia(again.centers), passes.cell_inertia(again.centers), rtol=1e-4
+    )
+
+
+def test_the_rows_keep_no_state_between_lloyd_runs(dtype):
+    """A pass depends on its arguments only: the same run twice over the same
+    rows object, without shared passes, gives the same bits (the bounds live
+    in the caller's :class:`HardPasses`, not in the rows)."""
+    from fastrbfkm.datasets import make_blobs
+
+    X = make_blobs(4000, centers=120, n_features=8, random_state=2, dtype=dtype)[0]
+    rows = InMemoryRows(X, np.empty(0))
+    C = X[np.random.default_rng(2).choice(len(X), 40, replace=False)]
+    once = run_lloyd(rows, C, 100, 0.0)
+    run_lloyd(rows, X[-40:], 100, 0.0)  # another run in between
+    twice = run_lloyd(rows, C, 100, 0.0)
+    np.testing.assert_array_equal(once.centers, twice.centers)
+    assert once.inertia == twice.inertia and once.n_iter == twice.n_iter
+    assert rows.new_bounds(40) is not rows.new_bounds(40)
 
 
 def test_half_gaps_are_lower_bounds():
