@@ -52,14 +52,18 @@ PERTURBATION = 1e-3
 #: follow the soft solution closer at a linear cost, which the hard polish
 #: makes up for anyway.
 TAIL_STEPS = 10
-#: ``anneal_size="auto"``: ``ANNEAL_ROWS_PER_CENTER`` rows a center, at
-#: least ``ANNEAL_ROWS_MIN`` and at most ``ANNEAL_ROWS_MAX``. The cap keeps
-#: a soft pass's cost linear in k; with many centers the polish on the
-#: sample (cheap Lloyd runs and swap rounds) and Lloyd and the swaps on
-#: every row then find lower optima than annealing every row (k = 1024 on
-#: 100000 x 32: 0.988 of KMeans(n_init=1)'s inertia in 11.8 s, against
-#: 0.992 in 16.0 s).
-ANNEAL_ROWS_PER_CENTER = 200
+#: ``anneal_size="auto"`` (:func:`fastrbfkm.annealing.auto_anneal_size`):
+#: ``ANNEAL_ROWS_MIN`` rows up to ``MANY_CLUSTERS`` centers; from there the
+#: annealing's work (rows x centers) stays at ``ANNEAL_ROWS_MIN x
+#: MANY_CLUSTERS`` until it is ``ANNEAL_ROWS_PER_CENTER`` rows a center, and
+#: never more than ``ANNEAL_ROWS_MAX`` rows. A soft pass then costs about as
+#: much at 256 centers as at 128; with many centers the polish on the sample
+#: and then Lloyd and the swaps on every row find the centers the sample
+#: could not resolve. At 256 centers on 25600 x 32 rows of 256 to 1024
+#: modes, annealing 10000 rows instead of every row took 30-50% less time
+#: at 0.1-0.5% more inertia (bench/README.md, "Fewer annealed rows at many
+#: centers").
+ANNEAL_ROWS_PER_CENTER = 32
 ANNEAL_ROWS_MIN = 20_000
 ANNEAL_ROWS_MAX = 50_000
 #: The polish after an annealing (the choice of start, the swap moves)

@@ -20,15 +20,18 @@ from ._memory import explains_memory
 from ._rows import HardPasses, HostRows, annealing_sample, hard_passes
 from ._threads import one_blas_thread
 from ._tunables import (
-    ANNEAL_ROWS_MAX,
-    ANNEAL_ROWS_MIN,
-    ANNEAL_ROWS_PER_CENTER,
     EVERY_ROW_SWAP_ROUNDS,
     MANY_CLUSTERS,
     POLISH_TOL_FACTOR,
 )
 from ._validation import check_assignment
-from .annealing import AnnealPlan, AnnealSettings, critical_from_variance, run_anneal
+from .annealing import (
+    AnnealPlan,
+    AnnealSettings,
+    auto_anneal_size,
+    critical_from_variance,
+    run_anneal,
+)
 from .lloyd import LloydResult, improve_by_swaps, improve_by_transfers, run_lloyd
 from .phases import DEFAULT_COOLING as PHASE_COOLING
 from .phases import DEFAULT_MAX_CLUSTERS, diagram_of_rows
@@ -117,12 +120,14 @@ class RBFKMeans(BaseRBFKMeans):
         polished (Lloyd, swap moves, single-row transfers), and Lloyd and the
         swap moves on every row finish; with fewer, every row with its own
         weight (a dask array, a streamed file or GPU data are then copied to
-        memory for it). "auto" is ``200 * n_clusters`` rows, at least 20000
-        and at most 50000 (with many clusters the polish on the sample and
-        then on every row costs less, and finds lower optima, than annealing
-        every row). None anneals every row where it lives; the single-row
-        transfers, which visit the rows one at a time, then run only on data
-        in memory (numpy arrays and scipy.sparse matrices).
+        memory for it). "auto" is 20000 rows up to 128 clusters; beyond, as
+        many as keep a soft pass's rows x clusters at ``20000 * 128``, or 32
+        rows a cluster where that is more, at most 50000 (with many clusters
+        the polish on the sample and then on every row costs less than
+        annealing every row, for a few tenths of a percent of inertia).
+        None anneals every row where it lives; the single-row transfers,
+        which visit the rows one at a time, then run only on data in memory
+        (numpy arrays and scipy.sparse matrices).
     train_size : int or None, default=None
         Rows the fit learns the centers from, held in memory on the host, in
         the spirit of faiss's ``max_points_per_centroid`` and
@@ -578,7 +583,7 @@ class RBFKMeans(BaseRBFKMeans):
 
     def _anneal_rows(self, k: int) -> int | None:
         if self.anneal_size == "auto":
-            return min(max(ANNEAL_ROWS_MIN, ANNEAL_ROWS_PER_CENTER * k), ANNEAL_ROWS_MAX)
+            return auto_anneal_size(k)
         return None if self.anneal_size is None else int(self.anneal_size)
 
     # -------------------------------------------------------------- progress

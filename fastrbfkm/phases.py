@@ -23,7 +23,6 @@ from ._backend import open_rows
 from ._deprecation import REMOVED_IN, renamed, warn
 from ._rows import Rows, annealing_sample
 from ._threads import one_blas_thread
-from ._tunables import ANNEAL_ROWS_MAX, ANNEAL_ROWS_MIN, ANNEAL_ROWS_PER_CENTER
 from ._validation import (
     as_float_array,
     check_count,
@@ -36,6 +35,7 @@ from .annealing import (
     AnnealPlan,
     AnnealSettings,
     SplitLog,
+    auto_anneal_size,
     critical_from_variance,
     run_anneal,
 )
@@ -267,7 +267,8 @@ def phase_diagram(
         in one step is at most ``tol`` times the mean feature variance.
     anneal_size : int, "auto" or None, default="auto"
         Rows annealed, as :class:`~fastrbfkm.RBFKMeans`'s ``anneal_size``:
-        "auto" is ``200 * max_clusters``, at least 20000 and at most 50000;
+        "auto" is as there, for ``max_clusters`` clusters (20000 rows up to
+        128);
         None anneals every row. (Called ``sample_size`` before 0.2; that
         name still works, with a ``FutureWarning``.)
     random_state : int, Generator or None, default=None
@@ -298,7 +299,7 @@ def phase_diagram(
     if not (np.isfinite(tol) and tol >= 0):
         raise ValueError(f"tol must be finite and >= 0; got {tol!r}.")
     if anneal_size == "auto":
-        m = min(max(ANNEAL_ROWS_MIN, ANNEAL_ROWS_PER_CENTER * int(max_clusters)), ANNEAL_ROWS_MAX)
+        m = auto_anneal_size(int(max_clusters))
     elif anneal_size is None:
         m = None
     elif isinstance(anneal_size, (int, np.integer)) and not isinstance(anneal_size, bool):

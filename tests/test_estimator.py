@@ -595,6 +595,48 @@ def test_large_fits_anneal_a_sample_then_finish_on_every_row():
     assert sampled.inertia_ == pytest.approx(naive.inertia(X, C), rel=1e-9)
 
 
+def test_auto_anneal_size_holds_the_work_then_rows_a_center():
+    from fastrbfkm._tunables import (
+        ANNEAL_ROWS_MAX,
+        ANNEAL_ROWS_MIN,
+        ANNEAL_ROWS_PER_CENTER,
+        MANY_CLUSTERS,
+    )
+    from fastrbfkm.annealing import auto_anneal_size
+
+    sizes = {k: auto_anneal_size(k) for k in range(1, 4097)}
+    # The minimum up to many clusters: those fits are unchanged.
+    assert all(sizes[k] == ANNEAL_ROWS_MIN for k in range(1, MANY_CLUSTERS + 1))
+    # Beyond: the rows x centers of a soft pass no more than at
+    # MANY_CLUSTERS until the rows a center take over; never above the cap.
+    for k, m in sizes.items():
+        assert m <= ANNEAL_ROWS_MAX
+        assert m >= min(ANNEAL_ROWS_PER_CENTER * k, ANNEAL_ROWS_MAX)
+        if ANNEAL_ROWS_PER_CENTER * k <= ANNEAL_ROWS_MIN * MANY_CLUSTERS / k:
+            assert m * k <= ANNEAL_ROWS_MIN * MANY_CLUSTERS
+    assert sizes[4096] == ANNEAL_ROWS_MAX
+
+
+def test_auto_anneal_size_is_the_rows_annealed(monkeypatch):
+    """Anneal size "auto" fits as the int it stands for, in the estimator and the
+    phase diagram (one formula, read by both)."""
+    import fastrbfkm.annealing as annealing
+
+    monkeypatch.setattr(annealing, "ANNEAL_ROWS_MIN", 600)
+    X, _ = make_blobs(2000, centers=12, n_features=3, random_state=2)
+    m = annealing.auto_anneal_size(12)
+    assert m < len(X)
+    auto = RBFKMeans(12, random_state=0).fit(X)
+    given = RBFKMeans(12, anneal_size=m, random_state=0).fit(X)
+    every = RBFKMeans(12, anneal_size=None, random_state=0).fit(X)
+    np.testing.assert_array_equal(auto.cluster_centers_, given.cluster_centers_)
+    assert not np.array_equal(auto.cluster_centers_, every.cluster_centers_)
+    a = fk.phase_diagram(X, 4, random_state=0)
+    b = fk.phase_diagram(X, 4, anneal_size=m, random_state=0)
+    np.testing.assert_array_equal(a.sigmas, b.sigmas)
+    np.testing.assert_array_equal(a.centers, b.centers)
+
+
 def test_default_fit_ends_where_no_single_row_move_pays():
     # Overlapping blobs: Lloyd fixed points a single-row move improves exist.
     X, _ = make_blobs(1500, centers=6, cluster_std=2.5, random_state=11)
