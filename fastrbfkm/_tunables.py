@@ -59,10 +59,10 @@ TAIL_STEPS = 10
 #: never more than ``ANNEAL_ROWS_MAX`` rows. A soft pass then costs about as
 #: much at 256 centers as at 128; with many centers the polish on the sample
 #: and then Lloyd and the swaps on every row find the centers the sample
-#: could not resolve. At 256 centers on 25600 x 32 rows of 256 to 1024
-#: modes, annealing 10000 rows instead of every row took 30-50% less time
-#: at 0.1-0.5% more inertia (bench/README.md, "Fewer annealed rows at many
-#: centers").
+#: could not resolve. At 256 to 1024 centers on the any-k sets, 8192 to
+#: 32768 annealed rows instead of 25600 to 50000 took 10-60% less time at
+#: 0.0-0.8% more inertia, below KMeans(n_init=1)'s on every set
+#: (bench/README.md, "Fewer annealed rows at many centers").
 ANNEAL_ROWS_PER_CENTER = 32
 ANNEAL_ROWS_MIN = 20_000
 ANNEAL_ROWS_MAX = 50_000
