@@ -679,7 +679,7 @@ class ArrayRows(HostRows, IndexedRows, BlockRows):
 
     def transfers(self, C: np.ndarray, max_sweeps: int):
         labels = K.hard_assign(self.X, C, self.w, False)[0]
-        centers, _, sweeps, _ = K.transfer_sweeps(self.X, self.w, labels, C.shape[0], max_sweeps)
+        centers, _, sweeps, _, _ = K.transfer_sweeps(self.X, self.w, labels, C.shape[0], max_sweeps)
         return centers, sweeps
 
     def host_weights(self) -> np.ndarray:

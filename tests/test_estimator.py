@@ -642,7 +642,7 @@ def test_default_fit_ends_where_no_single_row_move_pays():
     X, _ = make_blobs(1500, centers=6, cluster_std=2.5, random_state=11)
     w = np.random.default_rng(1).uniform(0.5, 2.0, size=len(X))
     km = RBFKMeans(6, random_state=0).fit(X, sample_weight=w)
-    _, _, _, moves = K.transfer_sweeps(X, w, km.labels_, 6, 10)
+    _, _, _, moves, _ = K.transfer_sweeps(X, w, km.labels_, 6, 10)
     assert moves == 0
     hard = RBFKMeans(6, assignment="hard", random_state=0).fit(X, sample_weight=w)
     assert km.inertia_ <= hard.inertia_ * (1 + 1e-12)

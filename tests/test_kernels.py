@@ -520,10 +520,11 @@ def test_transfer_sweeps(shape, weighted, dtype):
     if weighted and n > 3:
         w[::7] = 0.0  # rows of zero weight never move
     labels = naive.sqdist(X, C).argmin(axis=1).astype(np.int32)
-    C_k, labels_k, sweeps, moves = K.transfer_sweeps(X, w, labels, k, 50)
+    C_k, labels_k, sweeps, moves, tested = K.transfer_sweeps(X, w, labels, k, 50)
     C_n, labels_n, sweeps_n = naive.transfer_sweeps(X, w if weighted else None, labels, k, 50)
     np.testing.assert_array_equal(labels_k, labels_n)
     assert sweeps == sweeps_n and labels_k.dtype == np.int32
+    assert tested <= n * sweeps
     assert moves >= np.count_nonzero(labels_k != labels)
     assert (labels == naive.sqdist(X, C).argmin(axis=1)).all()  # the input is left alone
     np.testing.assert_allclose(C_k, C_n, rtol=tolerance(dtype), atol=tolerance(dtype))
@@ -538,6 +539,22 @@ def test_transfer_sweeps(shape, weighted, dtype):
     np.testing.assert_allclose(mine[keep], nearest[keep], rtol=1e-9, atol=1e-9)
 
 
+def test_transfer_sweeps_skip_the_rows_their_bounds_keep(dtype):
+    """Rows far from moving are not tested again after the first sweep, and
+    the sweeps move the rows that testing every row moves (the reference)."""
+    rng = np.random.default_rng(3)
+    centers = rng.normal(scale=4.0, size=(6, 3))
+    X = (centers[rng.integers(0, 6, 900)] + rng.normal(size=(900, 3))).astype(dtype)
+    labels = naive.sqdist(X, centers).argmin(axis=1).astype(np.int32)
+    _, moved, sweeps, moves, tested = K.transfer_sweeps(X, np.empty(0), labels, 6, 50)
+    assert sweeps >= 2 and moves > 0  # overlapping blobs: some rows move
+    # every row is tested in the first sweep, few again after it
+    assert 900 <= tested < 900 + (sweeps - 1) * 900 // 2
+    _, labels_n, sweeps_n = naive.transfer_sweeps(X, None, labels, 6, 50)
+    np.testing.assert_array_equal(moved, labels_n)
+    assert sweeps == sweeps_n
+
+
 def test_transfer_sweeps_moves_a_row_lloyd_keeps():
     # Row 1 (at 2) is nearer its own mean (1, squared distance 1) than the
     # other (3.3, squared distance 1.69), so Lloyd keeps it; but taking it out
@@ -545,7 +562,7 @@ def test_transfer_sweeps_moves_a_row_lloyd_keeps():
     # the inertia falls from 2.36 to 1.712.
     X = np.array([[0.0], [2.0], [3.0], [3.6], [3.0], [3.6]])
     labels = np.array([0, 0, 1, 1, 1, 1], dtype=np.int32)
-    C, moved, sweeps, moves = K.transfer_sweeps(X, np.empty(0), labels, 2, 10)
+    C, moved, sweeps, moves, _ = K.transfer_sweeps(X, np.empty(0), labels, 2, 10)
     assert moved.tolist() == [0, 1, 1, 1, 1, 1] and moves == 1 and sweeps == 2
     np.testing.assert_allclose(C.ravel(), [0.0, 3.04])
     after = sum(((X[moved == j] - C[j]) ** 2).sum() for j in (0, 1))

@@ -141,12 +141,12 @@ def test_transfer_sweeps_match_reference(n, d, k, dtype):
     X, Xs, C, w = kernel_problem(n, d, k, dtype)
     w[::5] = 0.0
     labels = naive.sqdist(X, C).argmin(axis=1).astype(np.int32)
-    C_s, labels_s, sweeps, moves = K.transfer_sweeps(Xs, w, labels, k, 50)
+    C_s, labels_s, sweeps, moves, _ = K.transfer_sweeps(Xs, w, labels, k, 50)
     C_n, labels_n, sweeps_n = naive.transfer_sweeps(X, w, labels, k, 50)
     np.testing.assert_array_equal(labels_s, labels_n)
     assert sweeps == sweeps_n and moves >= np.count_nonzero(labels_s != labels)
     close(C_s, C_n, dtype, float(np.abs(X).max()))
-    C_d, labels_d, _, moves_d = K.transfer_sweeps(X, w, labels, k, 50)
+    C_d, labels_d, _, moves_d, _ = K.transfer_sweeps(X, w, labels, k, 50)
     np.testing.assert_array_equal(labels_s, labels_d)
     assert moves == moves_d
     close(C_s, C_d, dtype, float(np.abs(X).max()))

@@ -246,7 +246,7 @@ kmeans_plusplus = _entry(
 )
 _transfer_sweeps = guarded(  # sequential
     "transfer_sweeps",
-    lambda X, w, labels, k, *args: _footprint(lambda k, i: 8)(X, np.empty((k, 0))),
+    lambda X, w, labels, k, *args: _footprint(lambda k, i: 40)(X, np.empty((k, 0))),
 )(deferring_interrupts(transfers.transfer_sweeps))
 _seeding_norms = guarded(  # sequential, one pass
     "seeding_norms", lambda X: _footprint(lambda k, i: 8)(X, np.empty((1, 0)))

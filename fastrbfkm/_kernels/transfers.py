@@ -53,6 +53,12 @@ def _squared_norms(S, out):
         out[j] = acc
 
 
+#: A row is skipped only when its bounds clear the move test by this
+#: relative margin, far above the rounding of the distances they come from,
+#: so that a sweep moves exactly the rows that testing every row would.
+BOUND_MARGIN = 1e-6
+
+
 @njit(cache=True)
 def transfer_sweeps(X, w, labels, k, max_sweeps):
     """Sweep the rows in order, moving each to the cluster that lowers the
@@ -61,9 +67,23 @@ def transfer_sweeps(X, w, labels, k, max_sweeps):
     ``labels`` (int32, a partition into k non-empty or empty clusters) is
     not modified; ``w`` of length 0 means unit weights. A row of zero weight
     never moves, and no move empties a cluster or fills an empty one.
-    Returns ``(centers, labels, sweeps, moves)``: the float64 means of the
-    final clusters (zeros for a cluster without mass), their labels, the
-    sweeps run and the rows moved.
+    Returns ``(centers, labels, sweeps, moves, tested)``: the float64 means
+    of the final clusters (zeros for a cluster without mass), their labels,
+    the sweeps run, the rows moved and the rows whose distances to every
+    mean were formed.
+
+    Most rows are far from moving, and a sweep skips them by bounds, as
+    Hamerly's bounds skip rows in Lloyd's algorithm: a row tested and left
+    keeps an upper bound on its distance to its own mean and a lower bound
+    on its distance to every other non-empty one. A move shifts the two
+    means by known amounts (taking row i of weight w out of cluster a moves
+    its mean by ``w ||x_i - c_a|| / (N_a - w)``, adding it to b by ``w
+    ||x_i - c_b|| / (N_b + w)``): the upper bound grows by its own mean's
+    moves since it was set, the lower bound shrinks by the larger of the two
+    shifts of every move since. A row whose bounds show that no cluster's
+    cost, at least ``N_min / (N_min + w)`` times the lower bound squared,
+    falls below its gain, at most ``N_a / (N_a - w)`` times the upper bound
+    squared, is not tested: testing it would not move it.
     """
     n, d = dims(X)
     labels = labels.copy()
@@ -75,31 +95,67 @@ def transfer_sweeps(X, w, labels, k, max_sweeps):
     dist = np.zeros(k)
     _means(X, w, labels, k, N, S, C)
     sums_transposed(X, S, T)
+    # The bounds (a lower bound below zero: none yet), and how far the means
+    # had moved when they were set: ``drift[j]`` the total shift of mean j,
+    # ``shifted`` the sum over moves of the larger of a move's two shifts.
+    upper = np.zeros(n)
+    lower = np.full(n, -1.0)
+    own_drift = np.zeros(n)
+    all_drift = np.zeros(n)
+    drift = np.zeros(k)
+    shifted = 0.0
     sweeps = 0
     moves = 0
+    tested = 0
     while sweeps < max_sweeps:
         sweeps += 1
         moved = 0
         _squared_norms(S, snorm)  # afresh each sweep: the updates drift
+        lightest = np.inf  # the smallest mass of a non-empty cluster
+        for j in range(k):
+            if N[j] > 0.0:
+                lightest = min(lightest, N[j])
         for i in range(n):
             wi = w[i] if w.shape[0] else 1.0
             a = labels[i]
             if wi <= 0.0 or N[a] - wi <= 0.0:
                 continue
+            if lower[i] >= 0.0:
+                far = lower[i] - (shifted - all_drift[i])
+                near = upper[i] + (drift[a] - own_drift[i])
+                if far > 0.0:
+                    cost = lightest / (lightest + wi) * far * far
+                    gain = N[a] / (N[a] - wi) * near * near
+                    if cost > gain * (1.0 + BOUND_MARGIN):
+                        continue
+            tested += 1
             # A move must pay by more than rounding, or a row could go back
             # and forth between two clusters.
             mean_sqdists(X, i, T, C, N, snorm, dist)
             gain = N[a] / (N[a] - wi) * dist[a] * (1.0 - 1e-12)
             best = -1
+            other = np.inf
             for b in range(k):
                 if b != a and N[b] > 0.0:
+                    other = min(other, dist[b])
                     cost = N[b] / (N[b] + wi) * dist[b]
                     if cost < gain:
                         gain = cost
                         best = b
             if best < 0:
+                upper[i] = np.sqrt(dist[a])
+                lower[i] = np.sqrt(other) if other < np.inf else -1.0
+                own_drift[i] = drift[a]
+                all_drift[i] = shifted
                 continue
+            out = wi * np.sqrt(dist[a]) / (N[a] - wi) * (1.0 + BOUND_MARGIN)
+            into = wi * np.sqrt(dist[best]) / (N[best] + wi) * (1.0 + BOUND_MARGIN)
             move_row(X, i, S, T, C, N, snorm, a, best, wi)
+            drift[a] += out
+            drift[best] += into
+            shifted += max(out, into)
+            lightest = min(lightest, N[a])
+            lower[i] = -1.0  # tested afresh in the next sweep
             labels[i] = best
             moved += 1
         moves += moved
@@ -107,4 +163,4 @@ def transfer_sweeps(X, w, labels, k, max_sweeps):
             break
     # The means of the final clusters, summed afresh (the running sums drift).
     _means(X, w, labels, k, N, S, C)
-    return C, labels, sweeps, moves
+    return C, labels, sweeps, moves, tested
