@@ -33,7 +33,6 @@ from ._spares import Candidates, Spares
 from ._sphere import resultant
 from ._threads import one_blas_thread
 from ._tunables import (
-    ANNEAL_ROWS_MAX,
     ANNEAL_ROWS_MIN,
     ANNEAL_ROWS_PER_CENTER,
     MANY_CLUSTERS,
@@ -159,10 +158,10 @@ def auto_anneal_size(n_clusters: int) -> int:
     ``ANNEAL_ROWS_MIN`` up to ``MANY_CLUSTERS`` centers; beyond, as many as
     keep the rows x centers of a soft pass at ``ANNEAL_ROWS_MIN x
     MANY_CLUSTERS``, or ``ANNEAL_ROWS_PER_CENTER`` a center where that is
-    more; at most ``ANNEAL_ROWS_MAX`` (``fastrbfkm/_tunables.py``)."""
+    more (``fastrbfkm/_tunables.py``)."""
     k = int(n_clusters)
     held = ANNEAL_ROWS_MIN * MANY_CLUSTERS // max(k, MANY_CLUSTERS)
-    return min(max(held, ANNEAL_ROWS_PER_CENTER * k), ANNEAL_ROWS_MAX)
+    return max(held, ANNEAL_ROWS_PER_CENTER * k)
 
 
 def critical_from_variance(lam: float, n_clusters: int, mode: int) -> float:

@@ -122,7 +122,7 @@ class RBFKMeans(BaseRBFKMeans):
         weight (a dask array, a streamed file or GPU data are then copied to
         memory for it). "auto" is 20000 rows up to 128 clusters; beyond, as
         many as keep a soft pass's rows x clusters at ``20000 * 128``, or 32
-        rows a cluster where that is more, at most 50000 (with many clusters
+        rows a cluster where that is more (with many clusters
         the polish on the sample and then on every row costs less than
         annealing every row, for a few tenths of a percent of inertia).
         None anneals every row where it lives; the single-row transfers,

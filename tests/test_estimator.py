@@ -597,7 +597,6 @@ def test_large_fits_anneal_a_sample_then_finish_on_every_row():
 
 def test_auto_anneal_size_holds_the_work_then_rows_a_center():
     from fastrbfkm._tunables import (
-        ANNEAL_ROWS_MAX,
         ANNEAL_ROWS_MIN,
         ANNEAL_ROWS_PER_CENTER,
         MANY_CLUSTERS,
@@ -608,13 +607,13 @@ def test_auto_anneal_size_holds_the_work_then_rows_a_center():
     # The minimum up to many clusters: those fits are unchanged.
     assert all(sizes[k] == ANNEAL_ROWS_MIN for k in range(1, MANY_CLUSTERS + 1))
     # Beyond: the rows x centers of a soft pass no more than at
-    # MANY_CLUSTERS until the rows a center take over; never above the cap.
+    # MANY_CLUSTERS until the rows a center take over; never fewer than
+    # those, however many centers (no cap: a thin sample is overfitted).
     for k, m in sizes.items():
-        assert m <= ANNEAL_ROWS_MAX
-        assert m >= min(ANNEAL_ROWS_PER_CENTER * k, ANNEAL_ROWS_MAX)
+        assert m >= ANNEAL_ROWS_PER_CENTER * k
         if ANNEAL_ROWS_PER_CENTER * k <= ANNEAL_ROWS_MIN * MANY_CLUSTERS / k:
             assert m * k <= ANNEAL_ROWS_MIN * MANY_CLUSTERS
-    assert sizes[4096] == ANNEAL_ROWS_MAX
+    assert sizes[4096] == ANNEAL_ROWS_PER_CENTER * 4096
 
 
 def test_auto_anneal_size_is_the_rows_annealed(monkeypatch):
