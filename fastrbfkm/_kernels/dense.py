@@ -34,7 +34,7 @@ def centers_for(X, C):
     return prepare_centers(C, True)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def add_row(X, i, S, j, coef):
     """``S[j] += coef * X[i]``."""
     for t in range(X.shape[1]):

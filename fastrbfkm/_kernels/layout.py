@@ -14,16 +14,21 @@ the kernels' files) before measuring or testing a changed step, one that a
 anew.
 """
 
+import inspect
+
 from numba import types
 from numba.extending import overload
 
 from . import dense, distances, sparse
 
 
-def by_layout(name: str, dense_step, sparse_step):
+def by_layout(name: str, dense_step, sparse_step, inline: str = "never"):
     """A function callable from numba code only, running ``dense_step`` for
     an array first argument and ``sparse_step`` for a CSR (its ``choices``,
-    for tests that follow the kernels' calls)."""
+    for tests that follow the kernels' calls). ``inline="always"`` puts the
+    step's code in the caller (both steps must be ``inline="always"`` too):
+    for the small steps called once a row, as numba does not inline a
+    compiled function into another."""
 
     def step(*args):
         raise TypeError(f"{name} is called from numba kernels only.")
@@ -31,16 +36,23 @@ def by_layout(name: str, dense_step, sparse_step):
     step.__name__ = step.__qualname__ = name
     step.choices = {"dense": dense_step, "CSR": sparse_step}
 
-    @overload(step)
-    def choose(*args):
-        chosen = dense_step if isinstance(args[0], types.Array) else sparse_step
-        return lambda *args: chosen(*args)
+    # The step's own parameters, not *args: numba inlines no call with *args.
+    names = list(inspect.signature(dense_step.py_func).parameters)
+    params = ", ".join(names)
+
+    def implementation(first):
+        chosen = dense_step if isinstance(first, types.Array) else sparse_step
+        return eval(f"lambda {params}: chosen({params})", {"chosen": chosen})
+
+    scope = {"implementation": implementation}
+    exec(f"def choose({params}):\n    return implementation({names[0]})", scope)
+    overload(step, inline=inline)(scope["choose"])
 
     return step
 
 
-def _pair(name: str, dense_module):
-    return by_layout(name, getattr(dense_module, name), getattr(sparse, name))
+def _pair(name: str, dense_module, inline: str = "never"):
+    return by_layout(name, getattr(dense_module, name), getattr(sparse, name), inline)
 
 
 dims = _pair("dims", dense)
@@ -55,7 +67,7 @@ sqdist_rows = _pair("sqdist_rows", distances)
 sqdist_cols = _pair("sqdist_cols", distances)
 nearest_rows = _pair("nearest_rows", distances)
 direct_row = _pair("direct_row", distances)
-add_row = _pair("add_row", dense)
+add_row = _pair("add_row", dense, inline="always")
 transfer_buffer = _pair("transfer_buffer", dense)
 sums_transposed = _pair("sums_transposed", dense)
 mean_sqdists = _pair("mean_sqdists", dense)

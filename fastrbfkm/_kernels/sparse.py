@@ -212,7 +212,7 @@ def direct_row(X, i, mu, Ct, out):
     row_distances(X, i, Ct, center_norms(Ct), out)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def add_row(X, i, S, j, coef):
     """``S[j] += coef * X[i]``."""
     for p in range(X.indptr[i], X.indptr[i + 1]):
