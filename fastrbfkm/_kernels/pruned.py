@@ -111,7 +111,7 @@ def nearest_centers(P, norms, q):
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _own_sqdist(X, i, C, j, mu):
     """``(||x_i - c_j||^2, ||x_i - mu||^2)``, float64, from the differences."""
     own = 0.0
@@ -164,7 +164,7 @@ def _gathered_nearest(X, rows, m, mu, Cs, cnorm, xbuf, flat, best, second, arg):
             second[r] = s if s < second[r] else second[r]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _nearest_mover(X, i, MT, movers, own_center, out):
     """The smallest squared distance (float64, from the differences) of row
     i to the centers ``MT`` (transposed, ``(d, m)``, float64: the movers)
@@ -211,7 +211,7 @@ def _loosening(shift, movers, C64):
     return still, top, runner, MT
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _own_and_bound(X, i, a, C64, mu, lower, still, top, runner, MT, movers, near, rounding, cmax):
     """Row i's squared distance to its label a, float64 from the differences
     (``own``), the rounding error of an expanded squared distance of the row
@@ -496,7 +496,7 @@ def pruned_soft_stats(
     return N_tot, S_tot, summary, evaluated
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _fold_one_hot(X, i, w, a, dmin, N, S, acc):
     """Fold row i, one-hot at center a with squared distance ``dmin``, into
     a chunk's statistics and summary, as :func:`~.update.block_pass` does."""
