@@ -162,6 +162,24 @@ def _farthest_block(X, w, offset, C, m):
     )
 
 
+def _farthest_in_cells_block(X, w, offset, C, m, labels):
+    """:func:`_farthest_block` with every row's center given
+    (``labels``, of all rows): each row's distance to its own center
+    alone, one a row instead of k."""
+    own = labels[offset : offset + X.shape[0]]
+    dist = K.own_sqdists(X, C, own)
+    order = np.argsort(-dist, kind="stable")[:m]
+    weights = w[order] if w.size else np.ones(order.size)
+    return (
+        dist[order],
+        order.astype(np.int64) + offset,
+        K.take_rows(X, order),
+        weights,
+        own[order],
+        m,
+    )
+
+
 def _top_combine(a, b):
     """The ``m`` (the last item) entries of two partials with the largest
     score (the first item), ties to the lowest row index (the second)."""
@@ -295,6 +313,9 @@ PASSES: dict[str, Pass] = {
     "scatter_apply": Pass(_scatter_apply_block, _sum_combine),
     "cell_summary": Pass(_cells_block, _sum_combine),
     "farthest": Pass(_farthest_block, _top_combine, _drop_last, rows_per_block=1 << 16),
+    "farthest_in_cells": Pass(
+        _farthest_in_cells_block, _top_combine, _drop_last, rows_per_block=1 << 16
+    ),
     "inertia": Pass(_inertia_block, _sum_combine, rows_per_block=1 << 16),
     "cell_inertia": Pass(_cell_inertia_block, _sum_combine, rows_per_block=1 << 16),
     "oversample": Pass(_oversample_block, _concat_combine, rows_per_block=1 << 16),
@@ -558,6 +579,12 @@ class PrunedRows(ABC):
         evaluated)``; ``bounds`` is updated to C."""
 
     @abstractmethod
+    def farthest_in_cells(self, C: np.ndarray, m: int, labels: np.ndarray) -> Farthest:
+        """:meth:`Rows.farthest` with every row's nearest center known
+        (``labels``, the bounds' after a pruned pass at C): the ``m`` rows
+        farthest from their own center, one distance a row."""
+
+    @abstractmethod
     def pruned_soft_stats(self, C: np.ndarray, sigma: float, mode: int, bounds: Bounds):
         """The soft :meth:`Rows.stats` at C and the number of row-center
         distances formed: ``(N, S, summary, evaluated)``; ``bounds`` is
@@ -756,6 +783,9 @@ class InMemoryRows(PrunedRows, ArrayRows):
         args = (bounds.labels, bounds.lower, shift, half_gaps(C64), movers(shift), first, rounding)
         return C64, args
 
+    def farthest_in_cells(self, C: np.ndarray, m: int, labels: np.ndarray) -> Farthest:
+        return Farthest(*self.reduce("farthest_in_cells", C, m, labels))
+
     def pruned_stats(self, C: np.ndarray, bounds: Bounds):
         """The hard :meth:`stats` at C by a pass that skips the centers a row
         cannot be nearest to (:func:`fastrbfkm._kernels.pruned_hard_stats`),
@@ -799,6 +829,10 @@ class HardPasses:
         """The weighted hard inertia at C."""
         return self.rows.inertia(C)[0]
 
+    def farthest(self, C: np.ndarray, m: int) -> Farthest:
+        """:meth:`Rows.farthest` at the centers of the last :meth:`stats`."""
+        return self.rows.farthest(C, m)
+
     def cell_inertia(self, C: np.ndarray) -> np.ndarray | None:
         """Per center, the weighted inertia of its cell (``(k,)``), where
         the rows give it (:class:`CellInertiaRows`; None elsewhere)."""
@@ -824,6 +858,14 @@ class PrunedHardPasses(HardPasses):
 
     def inertia(self, C: np.ndarray) -> float:
         return float(self.stats(C)[2][K.INERTIA])
+
+    def farthest(self, C: np.ndarray, m: int) -> Farthest:
+        """From the labels of the last pass, when it was at C: one
+        distance a row (:meth:`PrunedRows.farthest_in_cells`)."""
+        at = self.bounds.centers
+        if at is not None and np.array_equal(at, C):
+            return self.rows.farthest_in_cells(C, m, self.bounds.labels)
+        return self.rows.farthest(C, m)
 
     def cell_inertia(self, C: np.ndarray) -> np.ndarray:
         return self.rows.pruned_stats(C, self.bounds)[3]

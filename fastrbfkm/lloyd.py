@@ -41,18 +41,21 @@ class LloydResult:
     n_iter: int
 
 
-def update_centers(rows: Rows, C: np.ndarray, N: np.ndarray, S: np.ndarray) -> np.ndarray:
-    """New centers from the hard statistics at C: the weighted means of the
-    cells, with every empty (zero mass) cell relocated to one of the points
-    farthest from their centers.
+def update_centers(passes: HardPasses, C: np.ndarray, N: np.ndarray, S: np.ndarray) -> np.ndarray:
+    """New centers from the hard statistics at C (the last pass of
+    ``passes``): the weighted means of the cells, with every empty (zero
+    mass) cell relocated to one of the points farthest from their centers
+    (:meth:`~fastrbfkm._rows.HardPasses.farthest`: from the pass's own
+    labels where it was pruned, one distance a row).
 
     A cell that still has no mass (no point is away from its center: fewer
     distinct points than clusters) goes to the heaviest cell's center, as in
     scikit-learn, so no center is ever NaN. On the sphere (``rows.sphere``)
     the means are scaled to unit length: spherical K-Means's update.
     """
+    rows = passes.rows
     empty = np.flatnonzero(N == 0)
-    far = rows.farthest(C, empty.size) if empty.size else None
+    far = passes.farthest(C, empty.size) if empty.size else None
     if far is not None and far.dist.max() > 0:
         for j, x, wi, old in zip(empty, far.rows, far.weights, far.labels, strict=False):
             S[old] -= wi * x
@@ -110,7 +113,7 @@ def run_lloyd(
     seen: list[float] = []  # the inertias so far
     for n_iter in range(1, max_iter + 1):
         N, S, summary = passes.stats(C)
-        new = update_centers(rows, C, N, S)
+        new = update_centers(passes, C, N, S)
         shift = float(((new.astype(np.float64) - C) ** 2).sum())
         C = new
         inertia = float(summary[K.INERTIA])

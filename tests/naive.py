@@ -79,6 +79,12 @@ def objective(X, C, sigma, assignment, w=None):
     return float(weights(w, len(D)) @ ((R * D).sum(axis=1) - sigma * H))
 
 
+def own_sqdists(X, C, labels):
+    """Each row's squared distance to its own center ``C[labels]``, float64."""
+    diff = np.asarray(X, dtype=np.float64) - np.asarray(C, dtype=np.float64)[labels]
+    return (diff * diff).sum(axis=1)
+
+
 def inertia(X, C, w=None):
     return float(weights(w, len(X)) @ sqdist(X, C).min(axis=1))
 

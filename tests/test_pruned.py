@@ -176,6 +176,38 @@ def test_half_gaps_over_several_blocks_of_centers_and_duplicates():
     np.testing.assert_allclose(two, np.linalg.norm(C[0] - C[1]) / 2, rtol=1e-9)
 
 
+@pytest.mark.parametrize(("n", "d", "k"), [(0, 3, 2), (1, 1, 1), (4099, 7, 13)])
+def test_own_sqdists_match_naive(dtype, n, d, k):
+    rng = np.random.default_rng(n)
+    X = (rng.normal(size=(n, d)) + 50.0).astype(dtype)  # far from the origin
+    C = (rng.normal(size=(k, d)) + 50.0).astype(dtype)
+    labels = rng.integers(0, k, size=n).astype(np.int32)
+    got = K.own_sqdists(X, C, labels)
+    assert got.dtype == np.float64 and got.shape == (n,)
+    np.testing.assert_allclose(got, naive.own_sqdists(X, C, labels), rtol=1e-12)
+
+
+def test_farthest_after_a_pruned_pass_takes_its_labels(dtype, monkeypatch):
+    """The relocation of empty cells after a pruned pass reads the pass's
+    labels (one distance a row), and finds the rows a full pass finds;
+    at centers the last pass was not at, it forms every distance."""
+    X, C, w = make_problem(5000, 6, 40, dtype, seed=8)
+    rows = InMemoryRows(X, w)
+    want = rows.farthest(C, 7)
+    passes = hard_passes(rows, 40)
+    passes.stats(C)
+    monkeypatch.setattr(rows, "farthest", None)  # not called: the labels are at hand
+    got = passes.farthest(C, 7)
+    np.testing.assert_array_equal(got.index, want.index)
+    np.testing.assert_array_equal(got.labels, want.labels)
+    np.testing.assert_array_equal(got.rows, want.rows)
+    np.testing.assert_array_equal(got.weights, want.weights)
+    np.testing.assert_allclose(got.dist, naive.sqdist(X, C).min(axis=1)[want.index], rtol=1e-12)
+    monkeypatch.undo()
+    moved = (C + np.asarray(0.5, dtype)).astype(dtype)
+    np.testing.assert_array_equal(passes.farthest(moved, 7).index, rows.farthest(moved, 7).index)
+
+
 def test_lloyd_with_and_without_pruning_is_bit_identical(dtype, monkeypatch):
     import fastrbfkm._rows as R
 

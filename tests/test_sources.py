@@ -52,6 +52,9 @@ PASSES = {
     "prunes": lambda rows, C: rows.prunes(64),
     "new_bounds": lambda rows, C: rows.new_bounds(k).lower.shape,
     "pruned_stats": lambda rows, C: rows.pruned_stats(C, rows.new_bounds(k))[:4],
+    "farthest_in_cells": lambda rows, C: tuple(
+        vars(rows.farthest_in_cells(C, 3, rows.labels(C))).values()
+    ),
     "pruned_soft_stats": lambda rows, C: rows.pruned_soft_stats(
         C, 0.05, K.ENTMAX15, rows.new_bounds(k)
     )[:3],
@@ -94,7 +97,13 @@ CHUNKED = {"dask": {"batch"}}
 #: largest magnitude (the functional API's underflow check).
 CAPABILITIES = {
     IndexedRows: {"host_weights", "take", "nearest", "greedy_seeds"},
-    PrunedRows: {"prunes", "new_bounds", "pruned_stats", "pruned_soft_stats"},
+    PrunedRows: {
+        "prunes",
+        "new_bounds",
+        "pruned_stats",
+        "pruned_soft_stats",
+        "farthest_in_cells",
+    },
     CellInertiaRows: {"cell_inertia"},
     HostRows: {"as_given", "largest_magnitude", "transfers"},
 }

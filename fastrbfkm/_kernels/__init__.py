@@ -151,6 +151,11 @@ squared_distances = _entry(_rows_by_centers, assignment.squared_distances, footp
 _block_pass = _entry(_rows_by_centers, update.block_pass)
 pruned_hard_stats = _entry(_rows_by_centers, pruned.pruned_hard_stats)
 pruned_soft_stats = _entry(_rows_by_centers, pruned.pruned_soft_stats)
+own_sqdists = _entry(
+    lambda X, C, labels: (X.shape[0], X.shape[1]),  # one distance a row
+    pruned.own_sqdists,
+    footprint=_footprint(lambda k, itemsize: 8),
+)
 _centers_only = _footprint(lambda k, itemsize: 8)
 nearest_gaps = _entry(
     lambda P, norms: _rows_by_centers(P, P),
@@ -287,6 +292,7 @@ __all__ = [
     "kmeans_plusplus",
     "nearest_centers",
     "nearest_gaps",
+    "own_sqdists",
     "pruned_hard_stats",
     "pruned_soft_stats",
     "removal_costs",

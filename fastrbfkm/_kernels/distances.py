@@ -18,7 +18,7 @@ from .chunks import block_rows
 DIRECT_MAX = 128
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def row_sqdist(A, i, B, j):
     """``||A[i] - B[j]||^2`` in float64, summed from the differences."""
     acc = 0.0

@@ -26,7 +26,7 @@ from numba import njit, prange
 from .assignment import assign_block, one_hot, reach, row_argmin, soft_buffers
 from .chunks import chunk_bounds, n_chunks
 from .dense import add_row, centers_for, gemm_buffers, rows_per_block, scatter_rows
-from .distances import column_buffers, distance_buffers
+from .distances import column_buffers, distance_buffers, row_sqdist
 from .update import (
     INERTIA,
     N_SUMMARY,
@@ -111,6 +111,23 @@ def nearest_centers(P, norms, q):
     return out
 
 
+@njit(cache=True, parallel=True)
+def own_sqdists(X, C, labels):
+    """Each row's squared distance to its own center ``C[labels[i]]``,
+    float64 from the differences: ``(n,)``. With the labels of a pruned
+    pass at C (its nearest centers), the rows' distances to their nearest
+    center at the cost of one distance a row, not k."""
+    n = X.shape[0]
+    C64 = C.astype(np.float64)
+    out = np.empty(n)
+    chunks = n_chunks(n, 1)
+    for c in prange(chunks):
+        start, stop = chunk_bounds(n, chunks, c)
+        for i in range(start, stop):
+            out[i] = row_sqdist(X, i, C64, labels[i])
+    return out
+
+
 @njit(cache=True, inline="always")
 def _own_sqdist(X, i, C, j, mu):
     """``(||x_i - c_j||^2, ||x_i - mu||^2)``, float64, from the differences."""
@@ -131,7 +148,8 @@ def _gathered_nearest(X, rows, m, mu, Cs, cnorm, xbuf, flat, best, second, arg):
     ties to the lowest) of the gathered rows ``rows[:m]``, as
     :func:`~.distances.sqdist_cols` computes distances: the rows shifted by
     ``mu`` in X's dtype, one BLAS product with the shifted centers, clamped
-    at zero."""
+    at zero. Returns the rows' squared norms after the shift (float64),
+    which bound the rounding."""
     k, d = Cs.shape
     norms = np.zeros(m)
     for r in range(m):
@@ -147,21 +165,17 @@ def _gathered_nearest(X, rows, m, mu, Cs, cnorm, xbuf, flat, best, second, arg):
         best[r] = np.inf
         second[r] = np.inf
         arg[r] = 0
-    for j in range(k):
+    for j in range(k):  # one sweep, across the rows in SIMD lanes (as sqdist_cols)
         cj = np.float64(cnorm[j])
         for r in range(m):
             s = norms[r] + cj - 2.0 * DT[j, r]
             DT[j, r] = s if s > 0.0 else 0.0
-    for j in range(k):
-        for r in range(m):
-            s = np.float64(DT[j, r])
+            s = np.float64(DT[j, r])  # compared as rounded to X's dtype
             closer = s < best[r]
+            second[r] = min(second[r], max(best[r], s))
             best[r] = s if closer else best[r]
             arg[r] = j if closer else arg[r]
-    for j in range(k):
-        for r in range(m):
-            s = np.float64(DT[j, r]) if j != arg[r] else np.inf
-            second[r] = s if s < second[r] else second[r]
+    return norms
 
 
 @njit(cache=True, inline="always")
@@ -300,14 +314,13 @@ def pruned_hard_stats(X, C, w, labels, lower, shift, half_gap, movers, first, ro
                     rows[m] = i
                     m += 1
             if m:
-                _gathered_nearest(X, rows, m, mu, Cs, cnorm, xbuf, flat, best, second, arg)
+                norms = _gathered_nearest(X, rows, m, mu, Cs, cnorm, xbuf, flat, best, second, arg)
                 evaluated += m * k
                 for r in range(m):
                     i = rows[r]
                     labels[i] = arg[r]
                     if first:
-                        _, norm = _own_sqdist(X, i, C64, arg[r], mu)
-                        slack[i - b] = rounding * (norm + cmax)
+                        slack[i - b] = rounding * (norms[r] + cmax)
                     lower[i] = np.sqrt(max(second[r] - slack[i - b], 0.0))
                     mind[i - b] = best[r]
             for i in range(b, e):
