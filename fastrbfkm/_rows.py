@@ -53,6 +53,8 @@ from ._tunables import (
     MOMENT_ROWS,
     MOVER_RATIO,
     MOVERS_SHARE,
+    PRUNE_HARD_GIVE_UP,
+    PRUNE_HARD_WAIT_MAX,
     PRUNE_MIN_CLUSTERS,
     PRUNE_SOFT_SHARE,
 )
@@ -847,14 +849,35 @@ class PrunedHardPasses(HardPasses):
     same object (a fit's runs, a swap search's trials) need no full first
     pass; the labels do not depend on them. The measuring pass and the
     cells' inertia are pruned too: a row whose bound holds has its own
-    distance formed alone, so they agree with a full pass's to rounding."""
+    distance formed alone, so they agree with a full pass's to rounding.
+
+    Where the bounds fail for most rows (a pass forms more than
+    ``PRUNE_HARD_GIVE_UP`` of the n k distances: data without clusters, or
+    centers still moving far), the next passes are unpruned (:meth:`Rows.stats`),
+    1, 2, 4, ... of them (at most ``PRUNE_HARD_WAIT_MAX``) after each pruned
+    pass that fails again. The bounds stay valid meanwhile (they are loosened
+    by the shifts since the centers they were made at), so the next pruned
+    pass needs no first pass. The same labels, statistics and bits for any
+    number of threads: the choice depends on counts only."""
 
     def __init__(self, rows: PrunedRows, k: int):
         super().__init__(rows)
         self.bounds = rows.new_bounds(k)
+        self._wait = 0  # unpruned passes before the next pruned one
+        self._backoff = 1  # how many after the next pruned pass that fails
 
     def stats(self, C: np.ndarray):
-        return self.rows.pruned_stats(C, self.bounds)[:3]
+        if self._wait:
+            self._wait -= 1
+            return self.rows.stats(C, 0.0, K.HARD)
+        first = self.bounds.centers is None  # forms every distance: says nothing
+        N, S, summary, _, evaluated = self.rows.pruned_stats(C, self.bounds)
+        if not first and evaluated > PRUNE_HARD_GIVE_UP * self.rows.n * C.shape[0]:
+            self._wait = self._backoff
+            self._backoff = min(2 * self._backoff, PRUNE_HARD_WAIT_MAX)
+        elif not first:
+            self._backoff = 1
+        return N, S, summary
 
     def inertia(self, C: np.ndarray) -> float:
         return float(self.stats(C)[2][K.INERTIA])

@@ -203,6 +203,13 @@ MOVER_RATIO = 4.0
 #: the unpruned pass forms their distances with less bookkeeping.
 PRUNE_SOFT_SHARE = 0.5
 MOVERS_SHARE = 16
+#: A pruned hard pass that formed more than this share of the n k
+#: row-center distances did not pay (on data without clusters, bounds fail
+#: for nearly every row, and the pruned pass costs up to 1.4x an unpruned
+#: one): the next passes are unpruned, 1, 2, 4, ... up to
+#: ``PRUNE_HARD_WAIT_MAX`` of them after each pruned pass that fails again.
+PRUNE_HARD_GIVE_UP = 0.8
+PRUNE_HARD_WAIT_MAX = 8
 
 # --------------------------------------------------------------- seeding
 
