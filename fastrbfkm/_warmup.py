@@ -70,7 +70,8 @@ def _estimators(X) -> list[Group]:
     """Every estimator path a first fit of X takes, in groups: the default
     annealed fit (few and many clusters: from ``MANY_CLUSTERS`` on, the swap
     search moves many centers a round), the hard and softmax fits and their
-    results for new data, and the mini-batch fit."""
+    results for new data (and a hard fit whose cell empties), and the
+    mini-batch fit."""
     from ._tunables import MANY_CLUSTERS
     from .estimator import RBFKMeans
     from .minibatch import MiniBatchRBFKMeans
@@ -84,6 +85,9 @@ def _estimators(X) -> list[Group]:
         for k in (3, 40):
             model = RBFKMeans(k, assignment="hard", random_state=0).fit(X)
         model.predict(X), model.transform(X), model.score(X)
+        far = X[:40].copy()
+        far[-1] = 1e3  # no row is near it: an empty cell after a pruned pass
+        RBFKMeans(40, assignment="hard", init=far, n_init=1, max_iter=2).fit(X)
 
     def soft():
         RBFKMeans(3, assignment="softmax", random_state=0).fit(X).predict_proba(X)
