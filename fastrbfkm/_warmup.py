@@ -85,7 +85,8 @@ def _estimators(X) -> list[Group]:
         for k in (3, 40):
             model = RBFKMeans(k, assignment="hard", random_state=0).fit(X)
         model.predict(X), model.transform(X), model.score(X)
-        far = X[:40].copy()
+        far = X[:40]  # dense centers, whatever kind X is
+        far = np.array(far.toarray() if hasattr(far, "toarray") else far)
         far[-1] = 1e3  # no row is near it: an empty cell after a pruned pass
         RBFKMeans(40, assignment="hard", init=far, n_init=1, max_iter=2).fit(X)
 
