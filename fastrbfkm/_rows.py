@@ -152,16 +152,7 @@ def _farthest_block(X, w, offset, C, m):
     """The block's ``m`` rows farthest from their nearest center, as
     ``(dist, index, rows, weights, labels, m)``; ties to the lowest index."""
     labels, mind, _ = K.hard_assign(X, C, w, True)
-    order = np.argsort(-mind.astype(np.float64), kind="stable")[:m]
-    weights = w[order] if w.size else np.ones(order.size)
-    return (
-        mind[order].astype(np.float64),
-        order.astype(np.int64) + offset,
-        K.take_rows(X, order),
-        weights,
-        labels[order],
-        m,
-    )
+    return _farthest_of(X, w, offset, mind.astype(np.float64), labels, m)
 
 
 def _farthest_in_cells_block(X, w, offset, C, m, labels):
@@ -169,7 +160,12 @@ def _farthest_in_cells_block(X, w, offset, C, m, labels):
     (``labels``, of all rows): each row's distance to its own center
     alone, one a row instead of k."""
     own = labels[offset : offset + X.shape[0]]
-    dist = K.own_sqdists(X, C, own)
+    return _farthest_of(X, w, offset, K.own_sqdists(X, C, own), own, m)
+
+
+def _farthest_of(X, w, offset, dist, labels, m):
+    """The partial of the farthest passes: the block's ``m`` rows with the
+    largest ``dist`` (float64), ties to the lowest index."""
     order = np.argsort(-dist, kind="stable")[:m]
     weights = w[order] if w.size else np.ones(order.size)
     return (
@@ -177,7 +173,7 @@ def _farthest_in_cells_block(X, w, offset, C, m, labels):
         order.astype(np.int64) + offset,
         K.take_rows(X, order),
         weights,
-        own[order],
+        labels[order],
         m,
     )
 
