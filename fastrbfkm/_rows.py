@@ -849,12 +849,14 @@ class PrunedHardPasses(HardPasses):
 
     Where the bounds fail for most rows (a pass forms more than
     ``PRUNE_HARD_GIVE_UP`` of the n k distances: data without clusters, or
-    centers still moving far), the next passes are unpruned (:meth:`Rows.stats`),
-    1, 2, 4, ... of them (at most ``PRUNE_HARD_WAIT_MAX``) after each pruned
-    pass that fails again. The bounds stay valid meanwhile (they are loosened
-    by the shifts since the centers they were made at), so the next pruned
-    pass needs no first pass. The same labels, statistics and bits for any
-    number of threads: the choice depends on counts only."""
+    centers still moving far), the next passes are unpruned, 1, 2, 4, ... of
+    them (at most ``PRUNE_HARD_WAIT_MAX``) after each pruned pass that fails
+    again: plain passes (:meth:`Rows.stats`) but the last, a first pruned
+    pass (new bounds, every distance formed), so that the next pruned pass
+    judges bounds one step old, not loosened by every move of the wait (on
+    embedding-like rows at k = 1024, stale bounds kept failing for 29 passes
+    while fresh ones held from the seventh). The same labels, statistics
+    and bits for any number of threads: the choice depends on counts only."""
 
     def __init__(self, rows: PrunedRows, k: int):
         super().__init__(rows)
@@ -865,7 +867,9 @@ class PrunedHardPasses(HardPasses):
     def stats(self, C: np.ndarray):
         if self._wait:
             self._wait -= 1
-            return self.rows.stats(C, 0.0, K.HARD)
+            if self._wait:
+                return self.rows.stats(C, 0.0, K.HARD)
+            self.bounds.centers = None  # the last one renews the bounds
         first = self.bounds.centers is None  # forms every distance: says nothing
         N, S, summary, _, evaluated = self.rows.pruned_stats(C, self.bounds)
         if not first and evaluated > PRUNE_HARD_GIVE_UP * self.rows.n * C.shape[0]:

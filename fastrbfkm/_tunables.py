@@ -207,7 +207,8 @@ MOVERS_SHARE = 16
 #: row-center distances did not pay (on data without clusters, bounds fail
 #: for nearly every row, and the pruned pass costs up to 1.4x an unpruned
 #: one): the next passes are unpruned, 1, 2, 4, ... up to
-#: ``PRUNE_HARD_WAIT_MAX`` of them after each pruned pass that fails again.
+#: ``PRUNE_HARD_WAIT_MAX`` of them after each pruned pass that fails again,
+#: the last of them a first pruned pass that forms the bounds anew.
 PRUNE_HARD_GIVE_UP = 0.8
 PRUNE_HARD_WAIT_MAX = 8
 
