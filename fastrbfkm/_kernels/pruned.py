@@ -129,17 +129,46 @@ def own_sqdists(X, C, labels):
 
 
 @njit(cache=True, inline="always")
-def _own_sqdist(X, i, C, j, mu):
-    """``(||x_i - c_j||^2, ||x_i - mu||^2)``, float64, from the differences."""
-    own = 0.0
-    norm = 0.0
-    for t in range(X.shape[1]):
-        x = np.float64(X[i, t])
-        diff = x - C[j, t]
-        own += diff * diff
-        v = x - mu[t]
-        norm += v * v
-    return own, norm
+def _own_sqdist(X, i, C, j):
+    """``||x_i - c_j||^2``, float64, from the differences summed in four
+    interleaved partial sums (four independent chains: a row's one chain
+    of d dependent additions was most of a pass whose bounds hold)."""
+    d = X.shape[1]
+    a0 = 0.0
+    a1 = 0.0
+    a2 = 0.0
+    a3 = 0.0
+    t = 0
+    while t + 4 <= d:
+        e0 = np.float64(X[i, t]) - C[j, t]
+        e1 = np.float64(X[i, t + 1]) - C[j, t + 1]
+        e2 = np.float64(X[i, t + 2]) - C[j, t + 2]
+        e3 = np.float64(X[i, t + 3]) - C[j, t + 3]
+        a0 += e0 * e0
+        a1 += e1 * e1
+        a2 += e2 * e2
+        a3 += e3 * e3
+        t += 4
+    while t < d:
+        e0 = np.float64(X[i, t]) - C[j, t]
+        a0 += e0 * e0
+        t += 1
+    return (a0 + a1) + (a2 + a3)
+
+
+@njit(cache=True)
+def _center_offsets(C64, mu):
+    """Each center's distance (not squared) to ``mu``, float64: with a row's
+    distance to its own center, a bound on the row's distance to ``mu``."""
+    k, d = C64.shape
+    out = np.empty(k)
+    for j in range(k):
+        acc = 0.0
+        for t in range(d):
+            v = C64[j, t] - np.float64(mu[t])
+            acc += v * v
+        out[j] = np.sqrt(acc)
+    return out
 
 
 @njit(cache=True)
@@ -226,20 +255,22 @@ def _loosening(shift, movers, C64):
 
 
 @njit(cache=True, inline="always")
-def _own_and_bound(X, i, a, C64, mu, lower, still, top, runner, MT, movers, near, rounding, cmax):
+def _own_and_bound(X, i, a, C64, off, lower, still, top, runner, MT, movers, near, rounding, cmax):
     """Row i's squared distance to its label a, float64 from the differences
     (``own``), the rounding error of an expanded squared distance of the row
     (``err``: a kept label or one-hot row is one an unpruned pass would find
-    too), and its lower bound on the distance to every other center,
+    too; the row's shifted norm in it bounded through ``off``, each
+    center's distance to the shift ``mu``), and its lower bound on the distance to every other center,
     loosened by the shifts of :func:`_loosening` and lowered to its distance
     to the nearest mover; the bound is stored back into ``lower[i]``.
     Returns ``(own, err, loose)``."""
-    own, norm = _own_sqdist(X, i, C64, a, mu)
+    own = _own_sqdist(X, i, C64, a)
     loose = lower[i] - (runner if a == top else still[top])
     if movers.shape[0]:
         loose = min(loose, np.sqrt(_nearest_mover(X, i, MT, movers, a, near)))
     lower[i] = loose
-    return own, rounding * (norm + cmax), loose
+    reach = np.sqrt(own) + off[a]  # ||x - mu|| <= ||x - c_a|| + ||c_a - mu||
+    return own, rounding * (reach * reach + cmax), loose
 
 
 @njit(cache=True, parallel=True)
@@ -269,6 +300,7 @@ def pruned_hard_stats(X, C, w, labels, lower, shift, half_gap, movers, first, ro
     cmax = 0.0
     for j in range(k):
         cmax = max(cmax, np.float64(cnorm[j]))
+    off = _center_offsets(C64, mu)
     still, top, runner, MT = _loosening(shift, movers, C64)
     nm = movers.shape[0]
     chunks = n_chunks(n, k * (d + 1))
@@ -304,7 +336,7 @@ def pruned_hard_stats(X, C, w, labels, lower, shift, half_gap, movers, first, ro
                     continue
                 a = labels[i]
                 own, err, loose = _own_and_bound(
-                    X, i, a, C64, mu, lower, still, top, runner, MT, movers, near, rounding, cmax
+                    X, i, a, C64, off, lower, still, top, runner, MT, movers, near, rounding, cmax
                 )
                 evaluated += 1 + nm
                 mind[i - b] = own
@@ -419,6 +451,7 @@ def pruned_soft_stats(
     cmax = 0.0
     for j in range(k):
         cmax = max(cmax, np.float64(cnorm[j]))
+    off = _center_offsets(C64, mu)
     still, top, runner, MT = _loosening(shift, movers, C64)
     nm = movers.shape[0]
     scale, limit = reach(mode, sigma)
@@ -455,7 +488,7 @@ def pruned_soft_stats(
                     continue
                 a = labels[i]
                 own, err, loose = _own_and_bound(
-                    X, i, a, C64, mu, lower, still, top, runner, MT, movers, near, rounding, cmax
+                    X, i, a, C64, off, lower, still, top, runner, MT, movers, near, rounding, cmax
                 )
                 evaluated += 1 + nm
                 bound = max(loose, 2.0 * half_gap[a] - np.sqrt(own))
