@@ -260,9 +260,10 @@ def _own_and_bound(X, i, a, C64, off, lower, still, top, runner, MT, movers, nea
     (``own``), the rounding error of an expanded squared distance of the row
     (``err``: a kept label or one-hot row is one an unpruned pass would find
     too; the row's shifted norm in it bounded through ``off``, each
-    center's distance to the shift ``mu``), and its lower bound on the distance to every other center,
-    loosened by the shifts of :func:`_loosening` and lowered to its distance
-    to the nearest mover; the bound is stored back into ``lower[i]``.
+    center's distance to the shift ``mu``), and its lower bound on the
+    distance to every other center, loosened by the shifts of
+    :func:`_loosening` and lowered to its distance to the nearest mover;
+    the bound is stored back into ``lower[i]``.
     Returns ``(own, err, loose)``."""
     own = _own_sqdist(X, i, C64, a)
     loose = lower[i] - (runner if a == top else still[top])
