@@ -76,37 +76,43 @@ def cell_spreads(rows: Rows, C: np.ndarray, cells: CellSummary):
     if cells.scatter is None:
         N, values, axes = cell_axes(rows, C, cells)
         return N, values, lambda index: axes[index]
-    A = tangent_scatter(cells.scatter, C) if rows.sphere else cells.scatter
-    N = cells.mass
-
-    def axes_of(index: np.ndarray) -> np.ndarray:
-        return dense_eigenpairs(N[index], A[index])[1]
-
-    return N, dense_values(N, A), axes_of
+    N, values_of, axes_of = _spreads_of(rows, C, cells.mass, cells.scatter)
+    return N, values_of(), axes_of
 
 
 def spreads_and_cells(rows: Rows, C: np.ndarray, sigma: float, mode: int):
-    """``((N, values, axes_of), (N_cells, values_cells, axes_of_cells))``:
+    """``((N, values_of, axes_of), (N_cells, values_cells, axes_of_cells))``:
     :func:`principal`'s masses and largest eigenvalues at ``sigma`` and of
     the hard cells of C, from the scatter matrices of one pass
     (:meth:`~fastrbfkm._rows.Rows.scatter_and_cells`; sources that form
     them only: :func:`forms_scatter`). The values come without the
     eigenvectors; ``axes_of(index)`` computes the unit principal axes of
     the centers ``index`` only (the annealing splits a few of its centers
-    a temperature)."""
+    a temperature), and ``values_of(index)`` the soft largest eigenvalues
+    of those centers only (the annealing ranks every cell, but needs the
+    critical temperatures of the centers that would get a spare: at most
+    as many as there are spares)."""
     N, A, N_cells, A_cells = rows.scatter_and_cells(C, sigma, mode)
-    return _spreads_of(rows, C, N, A), _spreads_of(rows, C, N_cells, A_cells)
+    N, values_of, axes_of = _spreads_of(rows, C, N, A)
+    N_cells, values_cells, axes_of_cells = _spreads_of(rows, C, N_cells, A_cells)
+    return (N, values_of, axes_of), (N_cells, values_cells(), axes_of_cells)
 
 
 def _spreads_of(rows: Rows, C: np.ndarray, N: np.ndarray, A: np.ndarray):
-    """``(N, values, axes_of)`` from the formed matrices ``(N, A)``."""
+    """``(N, values_of, axes_of)`` from the formed matrices ``(N, A)``:
+    ``values_of(index)`` the largest eigenvalues (LAPACK's, a matrix at a
+    time: the same for any ``index``; all of them without one) and
+    ``axes_of(index)`` the unit axes of the centers ``index``."""
     if rows.sphere:
         A = tangent_scatter(A, C)
+
+    def values_of(index: np.ndarray | slice = slice(None)) -> np.ndarray:
+        return dense_values(N[index], A[index])
 
     def axes_of(index: np.ndarray) -> np.ndarray:
         return dense_eigenpairs(N[index], A[index])[1]
 
-    return N, dense_values(N, A), axes_of
+    return N, values_of, axes_of
 
 
 def _from_scatter(rows: Rows, C: np.ndarray, N: np.ndarray, A: np.ndarray):

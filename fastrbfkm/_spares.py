@@ -194,12 +194,11 @@ class Spares:
         idx = np.flatnonzero(active)
         P = C[idx].astype(np.float64)
         close = cdist(P, P, "sqeuclidean") <= radius**2  # k x k, not k x k x d
-        for a in range(len(idx)):
-            if not active[idx[a]]:
-                continue
-            for b in range(a + 1, len(idx)):
-                if close[a, b] and active[idx[b]]:
-                    self.park(idx[b], idx[a])
+        # the close pairs a < b, by a then b: each a parks the later centers
+        # near it that are still active
+        for a, b in zip(*np.nonzero(np.triu(close, 1)), strict=True):
+            if active[idx[a]] and active[idx[b]]:
+                self.park(idx[b], idx[a])
         return np.flatnonzero(before & ~active)
 
     def settle(self, C: np.ndarray, radius: float) -> np.ndarray:

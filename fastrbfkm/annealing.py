@@ -560,20 +560,22 @@ def candidates(
     if forms_scatter(rows):
         # one pass for both scatters; eigenvalues for all, eigenvectors only
         # for the centers that split
-        (_, spread, axes_of), (mass, cell_spread, _) = spreads_and_cells(rows, A, sigma, mode)
+        (_, values_of, axes_of), (mass, cell_spread, _) = spreads_and_cells(rows, A, sigma, mode)
     else:  # Lanczos: the soft and hard scatter's iterations share their passes
         (_, spread, axes), (mass, cell_spread, _) = principal(
             rows, A, sigma, mode, cells=True, rtol=SPLIT_RTOL
         )
+        values_of = spread.__getitem__
         axes_of = partial(np.take, axes, axis=0)
     factor = assignment_of(mode).split_factor
     gain = mass * cell_spread
     wanted = np.argsort(-gain, kind="stable")[: int(np.count_nonzero(~active))]
-    critical = 2.0 * factor * spread[wanted]
+    spread = values_of(wanted)
+    critical = 2.0 * factor * spread
     if rows.sphere:
         N, S, _ = (passes or rows).stats(A, sigma, mode)
         critical = critical / resultant(A, N, S)[wanted]
-    return Candidates(chosen[wanted], critical, spread[wanted], gain[wanted], axes_of, wanted)
+    return Candidates(chosen[wanted], critical, spread, gain[wanted], axes_of, wanted)
 
 
 @dataclass
