@@ -81,21 +81,22 @@ def cell_spreads(rows: Rows, C: np.ndarray, cells: CellSummary):
 
 
 def spreads_and_cells(rows: Rows, C: np.ndarray, sigma: float, mode: int):
-    """``((N, values_of, axes_of), (N_cells, values_cells, axes_of_cells))``:
+    """``((N, values_of, axes_of), (N_cells, values_cells, axes_of_cells), S)``:
     :func:`principal`'s masses and largest eigenvalues at ``sigma`` and of
     the hard cells of C, from the scatter matrices of one pass
     (:meth:`~fastrbfkm._rows.Rows.scatter_and_cells`; sources that form
-    them only: :func:`forms_scatter`). The values come without the
+    them only: :func:`forms_scatter`), and the soft step's weighted sums
+    ``S`` of that pass (None where it does not form them). The values come without the
     eigenvectors; ``axes_of(index)`` computes the unit principal axes of
     the centers ``index`` only (the annealing splits a few of its centers
     a temperature), and ``values_of(index)`` the soft largest eigenvalues
     of those centers only (the annealing ranks every cell, but needs the
     critical temperatures of the centers that would get a spare: at most
     as many as there are spares)."""
-    N, A, N_cells, A_cells = rows.scatter_and_cells(C, sigma, mode)
+    N, S, A, N_cells, A_cells = rows.scatter_and_cells(C, sigma, mode)
     N, values_of, axes_of = _spreads_of(rows, C, N, A)
     N_cells, values_cells, axes_of_cells = _spreads_of(rows, C, N_cells, A_cells)
-    return (N, values_of, axes_of), (N_cells, values_cells(), axes_of_cells)
+    return (N, values_of, axes_of), (N_cells, values_cells(), axes_of_cells), S
 
 
 def _spreads_of(rows: Rows, C: np.ndarray, N: np.ndarray, A: np.ndarray):

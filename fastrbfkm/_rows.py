@@ -473,10 +473,13 @@ class Rows(ABC):
         """``(N, A)`` of :func:`fastrbfkm._kernels.center_scatter` for every center."""
 
     def scatter_and_cells(self, C: np.ndarray, sigma: float, mode: int):
-        """``(N, A, N_cells, A_cells)``: :meth:`scatter` at ``sigma`` and of
-        the hard cells; here two passes, where :class:`BlockRows` makes one
+        """``(N, S, A, N_cells, A_cells)``: :meth:`scatter` at ``sigma``
+        with the soft step's weighted sums ``S`` (None where the pass does
+        not form them), and of the hard cells; here two passes, where
+        :class:`BlockRows` makes one, sums included
         (:func:`fastrbfkm._kernels.scatter_and_cells`)."""
-        return (*self.scatter(C, sigma, mode), *self.scatter(C, 0.0, K.HARD))
+        N, A = self.scatter(C, sigma, mode)
+        return (N, None, A, *self.scatter(C, 0.0, K.HARD))
 
     @abstractmethod
     def cell_summary(self, C: np.ndarray, scatter: bool) -> CellSummary:

@@ -550,8 +550,9 @@ def candidates(
     On the sphere (``rows.sphere``) the spreads are along the sphere (the
     scatter projected onto each center's tangent space) and a center's
     critical temperature is divided by its mean resultant length ``c_j .
-    S_j / N_j`` at ``sigma`` (one more soft pass, by ``passes``, the run's
-    :func:`~fastrbfkm._rows.soft_passes`, or the rows' own): the
+    S_j / N_j`` at ``sigma`` (the weighted sums ``S`` of the scatter's own
+    pass where it forms them, else one more soft pass, by ``passes``, the
+    run's :func:`~fastrbfkm._rows.soft_passes`, or the rows' own): the
     restoring term of a split on the sphere is ``c . x`` per unit
     responsibility, not 1.
     """
@@ -560,20 +561,23 @@ def candidates(
     if forms_scatter(rows):
         # one pass for both scatters; eigenvalues for all, eigenvectors only
         # for the centers that split
-        (_, values_of, axes_of), (mass, cell_spread, _) = spreads_and_cells(rows, A, sigma, mode)
+        soft, (mass, cell_spread, _), S = spreads_and_cells(rows, A, sigma, mode)
+        N, values_of, axes_of = soft
     else:  # Lanczos: the soft and hard scatter's iterations share their passes
-        (_, spread, axes), (mass, cell_spread, _) = principal(
+        (N, spread, axes), (mass, cell_spread, _) = principal(
             rows, A, sigma, mode, cells=True, rtol=SPLIT_RTOL
         )
         values_of = spread.__getitem__
         axes_of = partial(np.take, axes, axis=0)
+        S = None
     factor = assignment_of(mode).split_factor
     gain = mass * cell_spread
     wanted = np.argsort(-gain, kind="stable")[: int(np.count_nonzero(~active))]
     spread = values_of(wanted)
     critical = 2.0 * factor * spread
     if rows.sphere:
-        N, S, _ = (passes or rows).stats(A, sigma, mode)
+        if S is None:  # not summed by the scatter's pass: a soft pass of its own
+            N, S, _ = (passes or rows).stats(A, sigma, mode)
         critical = critical / resultant(A, N, S)[wanted]
     return Candidates(chosen[wanted], critical, spread, gain[wanted], axes_of, wanted)
 

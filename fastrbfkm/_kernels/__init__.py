@@ -203,16 +203,17 @@ def center_scatter(X, C, w, sigma, mode, chosen):
     responsibilities over all of C: ``N`` ``(m,)`` and the scatter matrices
     ``A`` ``(m, d, d)``, float64 (dense X only;
     :func:`fastrbfkm._kernels.scatter.scatters`)."""
-    N, A, _, _ = _scatters(X, C, w, sigma, mode, chosen, False)
+    N, _, A, _, _ = _scatters(X, C, w, sigma, mode, chosen, False)
     return N, A
 
 
 def scatter_and_cells(X, C, w, sigma, mode):
-    """``(N, A, N_cells, A_cells)`` for every center in one pass:
-    :func:`center_scatter` at ``sigma`` and at ``mode = HARD`` (the scatter
-    of each center's Voronoi cell), the rows' distances formed once (the
-    annealing's split candidates read both, at temperatures where most rows
-    are one-hot)."""
+    """``(N, S, A, N_cells, A_cells)`` for every center in one pass:
+    :func:`center_scatter` at ``sigma`` with the soft step's weighted sums
+    ``S = sum_i w_i r_ij x_i`` (``(k, d)``, float64), and at ``mode = HARD``
+    (the scatter of each center's Voronoi cell), the rows' distances formed
+    once (the annealing's split candidates read all of it, at temperatures
+    where most rows are one-hot)."""
     return _scatters(X, C, w, sigma, mode, np.arange(C.shape[0]), True)
 
 

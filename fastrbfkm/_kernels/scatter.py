@@ -27,6 +27,7 @@ from .assignment import (
 from .cells import _scatter_cells
 from .chunks import chunk_bounds, n_chunks
 from .layout import (
+    add_row,
     centers_for,
     dims,
     distance_buffers,
@@ -38,24 +39,26 @@ from .layout import (
 
 
 @njit(cache=True)
-def _add_scatter(X, i, C, j, wi, rj, mode, N, g, A, diff):
+def _add_scatter(X, i, C, j, wi, rj, mode, N, S, g, A, diff):
     """Row i's share of center j (``chosen[g]``), responsibility ``rj``:
-    ``N[g] += wi rj`` and ``A[g] += wi psi(rj) (x_i - c_j)(x_i - c_j)^T``,
-    the differences in float64 (into ``diff``)."""
+    ``N[g] += wi rj``, ``S[g] += wi rj x_i`` and ``A[g] += wi psi(rj) (x_i -
+    c_j)(x_i - c_j)^T``, the differences in float64 (into ``diff``)."""
     N[g] += wi * rj
+    add_row(X, i, S, g, wi * rj)
     coef = wi * jacobian_weight(mode, rj)
     scatter_row(X, i, C, j, coef, A[g], diff)
 
 
 @njit(cache=True, parallel=True)
 def scatters(X, C, w, sigma, mode, chosen, cells):
-    """``(N, A, N_cells, A_cells)`` for the centers ``C[chosen]``
+    """``(N, S, A, N_cells, A_cells)`` for the centers ``C[chosen]``
     (distinct), with responsibilities over all of C (dense X only: CSR rows
-    are wide, and take :func:`scatter_apply`); with ``cells``, also the
-    same at ``mode = HARD`` (the scatter of each center's Voronoi cell, the
-    rows' distances formed once), else those two are empty.
+    are wide, and take :func:`scatter_apply`); with ``cells``, also ``N``
+    and ``A`` at ``mode = HARD`` (the scatter of each center's Voronoi
+    cell, the rows' distances formed once), else those two are empty.
 
-    ``N`` is ``(m,)`` and ``A`` is ``(m, d, d)``, float64. ``w`` of length 0
+    ``N`` is ``(m,)``, ``S`` ``(m, d)`` (``sum_i w_i r_ij x_i``, the
+    weighted sums of a soft step) and ``A`` ``(m, d, d)``, float64. ``w`` of length 0
     means unit weights. A row whose responsibilities are one-hot (every
     row at ``mode = HARD``; an entmax15 row with a single center in its
     support) adds ``w_i (x_i - c_j)(x_i - c_j)^T`` to its center's matrix
@@ -72,6 +75,7 @@ def scatters(X, C, w, sigma, mode, chosen, cells):
     mu, Ct, cnorm = centers_for(X, C)
     chunks = n_chunks(n, (m + mc) * (d * d + 1))
     N_part = np.zeros((chunks, m))
+    S_part = np.zeros((chunks, m, d))
     A_part = np.zeros((chunks, m, d, d))
     Nh_part = np.zeros((chunks, mc))
     Ah_part = np.zeros((chunks, mc, d, d))
@@ -89,6 +93,7 @@ def scatters(X, C, w, sigma, mode, chosen, cells):
         xbuf, D = distance_buffers(X, k)
         diff = np.empty(d)
         Nc = N_part[c]
+        Sc = S_part[c]
         Ac = A_part[c]
         E, R, work, emin, arg, F = soft_buffers(0 if hard else k, step)
         one_hot = np.full(stop - start, -1, dtype=np.int32)  # its center's position
@@ -109,13 +114,14 @@ def scatters(X, C, w, sigma, mode, chosen, cells):
                     for g in range(m):
                         rj = R[i - b, chosen[g]]
                         if rj != 0.0:
-                            _add_scatter(X, i, C, chosen[g], wi, rj, mode, Nc, g, Ac, diff)
+                            _add_scatter(X, i, C, chosen[g], wi, rj, mode, Nc, Sc, g, Ac, diff)
                     if cells and position[arg[i - b]] >= 0:
                         Nh_part[c, position[arg[i - b]]] += wi
                         soft_cell[i - start] = position[arg[i - b]]
                     continue
                 if g >= 0:
                     Nc[g] += wi
+                    add_row(X, i, Sc, g, wi)
                     one_hot[i - start] = g
                     if cells:
                         Nh_part[c, g] += wi
@@ -124,15 +130,17 @@ def scatters(X, C, w, sigma, mode, chosen, cells):
             _scatter_cells(X, w, Cg, one_hot, start, Ah_part[c], diff)
             _scatter_cells(X, w, Cg, soft_cell, start, Ah_part[c], diff)
     N = np.zeros(m)
+    S = np.zeros((m, d))
     A = np.zeros((m, d, d))
     Nh = np.zeros(mc)
     Ah = np.zeros((mc, d, d))
     for c in range(chunks):
         N += N_part[c]
+        S += S_part[c]
         A += A_part[c]
         Nh += Nh_part[c]
         Ah += Ah_part[c]
-    return N, A, Nh, Ah
+    return N, S, A, Nh, Ah
 
 
 @njit(cache=True, parallel=True)
