@@ -180,6 +180,8 @@ def test_every_pass_on_every_source(kind, unit, tmp_path):
         got, want = host(run(rows, C)), host(run(reference, C))
         assert len(got) == len(want), name
         for a, b in zip(got, want, strict=True):
+            if a is None and name == "scatter_and_cells":
+                continue  # the soft sums: formed where the pass is one kernel
             a, b = np.asarray(host(a)[0]), np.asarray(b)
             assert a.shape == b.shape, name
             scale = max(1.0, float(np.abs(b).max())) if b.size else 1.0
