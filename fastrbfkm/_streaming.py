@@ -24,7 +24,7 @@ from sklearn import get_config
 
 from . import _kernels as K
 from ._model import METRICS, Metric
-from ._rows import BlockRows, fold, label_counts
+from ._rows import BlockRows, draw_into, fold, label_counts
 from ._validation import as_float_array
 
 
@@ -149,6 +149,9 @@ class StreamedRows(BlockRows):
 
     def reduce(self, name: str, *args):
         return fold(name, self.blocks(), self.w, *args)
+
+    def draw_weighted(self, m: int, key: int) -> tuple[np.ndarray, np.ndarray]:
+        return draw_into(self, m, key, self.blocks())
 
     def assign(self, C: np.ndarray):
         labels = np.empty(self.n, dtype=np.int32)

@@ -140,6 +140,28 @@ def test_random_draws_do_not_depend_on_the_blocks(unit):
     assert 0 < rows.oversample(C, 0.02, 7)[0].shape[0] < 333
 
 
+@pytest.mark.parametrize("unit", [True, False])
+def test_local_sources_draw_the_rows_of_the_draw_pass(unit, dtype, tmp_path):
+    """In memory and streamed, the rows are chosen by their keys and copied
+    once (``draw_into``): the same rows and weights as the pass, which
+    carries the rows through its merges."""
+    from fastrbfkm._rows import BlockRows
+    from fastrbfkm._streaming import StreamedRows
+
+    X, _, w = make_problem(1001, 3, 5, dtype=dtype)
+    w[::7] = 0.0  # rows that are never drawn before a positive one
+    w = np.empty(0) if unit else w
+    np.save(tmp_path / "X.npy", X)
+    mapped = np.load(tmp_path / "X.npy", mmap_mode="r")
+    for rows in (InMemoryRows(X, w), InMemoryRows(mapped, w), StreamedRows(mapped, w, 64)):
+        for m in (1, 9, 900, 1001):
+            drawn, weights = rows.draw_weighted(m, 7)
+            ref_rows, ref_weights = BlockRows.draw_weighted(rows, m, 7)
+            assert type(drawn) is np.ndarray and drawn.dtype == X.dtype
+            np.testing.assert_array_equal(drawn, ref_rows)
+            np.testing.assert_array_equal(weights, ref_weights)
+
+
 def test_draw_prefers_heavy_rows_and_never_takes_zero_weight_first():
     X = np.arange(6.0)[:, None]
     w = np.array([0.0, 1e-9, 0.0, 1e9, 0.0, 1e9])

@@ -137,7 +137,7 @@ def take_rows(X, index) -> np.ndarray:
         out = np.zeros((len(index), X.shape[1]), dtype=X.dtype)
         sparse.dense_rows(X, np.asarray(index, dtype=np.int64), out)
         return out
-    return X[index].copy()
+    return np.asarray(X)[index]  # one copy, a plain array (a memmap's rows too)
 
 
 _labels_and_distances = _footprint(lambda k, itemsize: 4 + itemsize)
