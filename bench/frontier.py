@@ -6,6 +6,8 @@ Usage::
     python bench/frontier.py                  # the issue set and china, k = 1024 and 256
     python bench/frontier.py --sets issue --json r.json --markdown t.md --figure f.png
     python bench/frontier.py --sets sphere --sphere-n 1000000 --ks 4096
+    python bench/frontier.py --sets sphere --sphere-n 1000000 --sphere-d 128 --ks 4096 \
+        --sk1-seeds 0 --memmap /tmp --points "faiss: niter=25;SuperKMeans: hierarchical=True"
     python bench/frontier.py --sets topics --ks 64     # sparse: scikit-learn(-intelex) only
 
 Sets (``bench/many_modes.py`` says how each is made; all seeded): *issue*,
@@ -13,7 +15,8 @@ the many-modes data of the annealing issue (200000 x 64 float32, 2000
 anisotropic modes of Dirichlet-mixed sizes; k = 1024 by default); *china*
 and *flower*, scikit-learn's photographs as 273280 RGB rows (k = 256);
 *sphere*, embedding-like unit rows on subspaces of the sphere with 4 modes
-a center (``--sphere-n`` rows, d = 64); *aniso*, 200000 x 32 rows of 4
+a center (``--sphere-n`` rows, ``--sphere-d`` features, 64 unless
+given); *aniso*, 200000 x 32 rows of 4
 anisotropic modes a center; *topics*, a 20000 x 20000 TF-IDF-like CSR
 matrix with 2 topics a center (only the libraries that take sparse input).
 
@@ -26,7 +29,18 @@ SuperKMeans: ``assign``; fastkmeans: ``predict``; scikit-learn,
 scikit-learn-intelex and fastrbfkm label every row in the fit). The
 training time alone is kept too (``train_s``). Every inertia is recomputed
 here in float64 at the returned centers, over every row, and given over the
-mean inertia of ``KMeans(n_init=1)`` for the seeds of ``--sk1-seeds``.
+mean inertia of ``KMeans(n_init=1)`` for the seeds of ``--sk1-seeds``; with
+``--sk1-seeds 0`` (large sets, where scikit-learn would take hours) over
+the inertia of the first peer point measured instead (``faiss: niter=25``
+where it runs), which the tables then name. Every point also records the
+peak of the process's anonymous resident memory during its fit above
+what it was before (``peak_mib``, sampled every 10 ms from
+``/proc/self/status`` where there is one): the memory a library adds to
+the rows, which stay mapped from the file with ``--memmap DIR`` (the rows
+written there once as ``.npy`` and every library given the read-only
+mapping, as a user with a file on disk would) and count here otherwise.
+``--points`` keeps only the points whose label (``library: setting``, as
+the tables print it) starts with one of the ``;``-separated prefixes.
 
 The peers and their knobs:
 
@@ -54,6 +68,7 @@ import argparse
 import gc
 import json
 import sys
+import threading
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -111,7 +126,7 @@ def sets(args) -> list[Set]:
         elif name in ("china", "flower"):
             out += [Set(name, k, 273_280, 3) for k in args.ks or (256,)]
         elif name == "sphere":
-            out += [Set("sphere", k, args.sphere_n, 64) for k in args.ks or (1024,)]
+            out += [Set("sphere", k, args.sphere_n, args.sphere_d) for k in args.ks or (1024,)]
         elif name == "aniso":
             out += [Set("aniso", k, 200_000, 32) for k in args.ks or (1024,)]
         elif name == "topics":
@@ -265,12 +280,54 @@ def our_points(k: int, n: int) -> list[Point]:
     return [Point("fastrbfkm", setting(kw), _ours(**kw), True) for kw in grid]
 
 
+def label(point: Point) -> str:
+    return f"{point.library}: {point.setting}"
+
+
 # -------------------------------------------------------------------- runs
+
+
+def anonymous_mib() -> float:
+    """The process's anonymous resident memory (``RssAnon``), MiB; NaN
+    where ``/proc`` has none. Memory-mapped rows are file pages, not in it."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("RssAnon:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return float("nan")
+
+
+class PeakMemory:
+    """The peak of :func:`anonymous_mib` above its value at the start,
+    sampled every 10 ms on a thread while the ``with`` block runs."""
+
+    def __enter__(self):
+        self.start = self.peak = anonymous_mib()
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+        return self
+
+    def _sample(self):
+        while not self._done.wait(0.01):
+            self.peak = max(self.peak, anonymous_mib())
+
+    def __exit__(self, *exc):
+        self._done.set()
+        self._thread.join()
+        self.peak = max(self.peak, anonymous_mib())
+
+    @property
+    def added(self) -> float:
+        return self.peak - self.start
 
 
 def measure(point: Point, X, k: int, seed: int = SEED) -> dict:
     gc.collect()
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), PeakMemory() as memory:
         warnings.simplefilter("ignore")
         C, trained, labelled = point.make(X, k, seed)
     return {
@@ -278,6 +335,7 @@ def measure(point: Point, X, k: int, seed: int = SEED) -> dict:
         "setting": point.setting,
         "seconds": labelled if labelled is not None else trained,
         "train_s": trained,
+        "peak_mib": memory.added,
         "inertia": inertia64(X, np.asarray(C), False),
     }
 
@@ -294,12 +352,36 @@ def warm_up(points: list[Point]) -> None:
                 progress(f"warm-up of {point.library} ({point.setting}) failed: {error!r}")
 
 
-def run_set(s: Set, points: list[Point], sk1_seeds: int, results: dict) -> dict:
-    X = make_rows(s)
+def open_rows(s: Set, memmap: Path | None):
+    """The set's rows, in memory or (``memmap``) mapped read-only from an
+    ``.npy`` file there (written the first time)."""
+    if memmap is None:
+        return make_rows(s)
+    path = memmap / f"frontier-{s.key.replace(' ', '-')}.npy"
+    if not path.exists():
+        np.save(path, make_rows(s))
+    return np.load(path, mmap_mode="r")
+
+
+def reference(entry: dict) -> tuple[str, dict]:
+    """What the inertia ratios are over: ``KMeans(n_init=1)``'s mean, or,
+    where it was not run, the first peer point measured."""
+    if "sk1" in entry:
+        return "sk1", entry["sk1"]
+    for name, p in entry["points"].items():
+        if p["library"] != "fastrbfkm" and "error" not in p:
+            return name, p
+    raise SystemExit(f"no reference point for {entry['set']}: run sk1 or a peer")
+
+
+def run_set(
+    s: Set, points: list[Point], sk1_seeds: int, results: dict, memmap: Path | None = None
+) -> dict:
+    X = open_rows(s, memmap)
     entry = results.setdefault(s.key, {"set": s.__dict__, "points": {}})
     from sklearn.cluster import KMeans
 
-    if "sk1" not in entry:
+    if "sk1" not in entry and sk1_seeds > 0:
         runs = []
         for seed in range(sk1_seeds):
             progress(f"{s.key}: KMeans(n_init=1, random_state={seed})")
@@ -312,15 +394,15 @@ def run_set(s: Set, points: list[Point], sk1_seeds: int, results: dict) -> dict:
             "runs": runs,
         }
     for point in points:
-        label = f"{point.library}: {point.setting}"
-        if label in entry["points"] or (sparse.issparse(X) and not point.sparse):
+        name = label(point)
+        if name in entry["points"] or (sparse.issparse(X) and not point.sparse):
             continue  # done, or a library without sparse input
-        progress(f"{s.key}: {label}")
+        progress(f"{s.key}: {name}")
         try:
-            entry["points"][label] = measure(point, X, s.k)
+            entry["points"][name] = measure(point, X, s.k)
         except Exception as error:
             progress(f"  failed: {error!r}")
-            entry["points"][label] = {
+            entry["points"][name] = {
                 "library": point.library,
                 "setting": point.setting,
                 "error": repr(error),
@@ -348,15 +430,21 @@ def markdown(results: dict, keys: list[str], head: str) -> str:
     lines = [head, ""]
     for key in keys:
         entry = results[key]
-        ref = entry["sk1"]
+        ref_name, ref = reference(entry)
+        if ref_name == "sk1":
+            said = f"{ref['seconds']:.2f} s (median of {len(ref['runs'])} seeds), inertia "
+            said += f"{ref['inertia']:.6g} (their mean) = 1."
+            ref_name = "`KMeans(n_init=1)`"
+        else:
+            said = f"{ref['seconds']:.2f} s, inertia {ref['inertia']:.6g} = 1 (no scikit-learn)."
         lines += [
             f"### {key}",
             "",
-            f"`KMeans(n_init=1)`: {ref['seconds']:.2f} s (median of {len(ref['runs'])} seeds), "
-            f"inertia {ref['inertia']:.6g} (their mean) = 1.",
+            f"{ref_name}: {said}",
             "",
-            "| library | setting | time (s) | train (s) | inertia / sk1 | dominated by fastrbfkm |",
-            "|---|---|---|---|---|---|",
+            "| library | setting | time (s) | train (s) | added memory (MiB) | inertia / ref. "
+            "| dominated by fastrbfkm |",
+            "|---|---|---|---|---|---|---|",
         ]
         points = sorted(
             entry["points"].values(),
@@ -378,8 +466,10 @@ def markdown(results: dict, keys: list[str], head: str) -> str:
                 else:
                     ratio = best["inertia"] / ref["inertia"]
                     verdict = f"{best['setting']} ({best['seconds']:.2f} s, {ratio:.4f})"
+            peak = p.get("peak_mib")
             lines.append(
                 f"| {p['library']} | {p['setting']} | {p['seconds']:.2f} | {p['train_s']:.2f} | "
+                f"{'-' if peak is None else f'{peak:.0f}'} | "
                 f"{p['inertia'] / ref['inertia']:.4f} | {verdict} |"
             )
         lines += ["", f"Peer points not dominated: {missed}.", ""]
@@ -407,12 +497,14 @@ def figure(results: dict, keys: list[str], path: Path) -> None:
     }
     for ax, key in zip(axes.flat, keys, strict=False):
         entry = results[key]
-        ref = entry["sk1"]["inertia"]
+        ref_name, found = reference(entry)
+        ref = found["inertia"]
         by_library: dict[str, list] = {}
         for p in entry["points"].values():
             if "error" not in p:
                 by_library.setdefault(p["library"], []).append((p["seconds"], p["inertia"] / ref))
-        by_library.setdefault("scikit-learn", []).append((entry["sk1"]["seconds"], 1.0))
+        if ref_name == "sk1":
+            by_library.setdefault("scikit-learn", []).append((found["seconds"], 1.0))
         for library, pts in sorted(by_library.items()):
             pts.sort()
             t, r = zip(*pts, strict=True)
@@ -425,7 +517,7 @@ def figure(results: dict, keys: list[str], path: Path) -> None:
                 ax.step(ft, fr, where="post", color=ax.lines[-1].get_color(), linewidth=1)
         ax.set_xscale("log")
         ax.set_xlabel("seconds: fit and a label for every row")
-        ax.set_ylabel("inertia / KMeans(n_init=1)")
+        ax.set_ylabel(f"inertia / {'KMeans(n_init=1)' if ref_name == 'sk1' else ref_name}")
         ax.set_title(key, fontsize=9)
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=7)
@@ -445,6 +537,9 @@ def main(argv=None) -> int:
     )
     p.add_argument("--ks", type=int_list, help="k for every set (default: issue 1024, photos 256)")
     p.add_argument("--sphere-n", type=int, default=200_000)
+    p.add_argument("--sphere-d", type=int, default=64)
+    p.add_argument("--memmap", type=Path, help="fit the rows mapped from .npy files in this folder")
+    p.add_argument("--points", help="';'-separated label prefixes of the points to run")
     p.add_argument(
         "--libraries", help="comma-separated peers to run (default: every one installed)"
     )
@@ -458,11 +553,14 @@ def main(argv=None) -> int:
     before = load_1min()
     only = set(args.libraries.split(",")) if args.libraries else None
     todo = sets(args)
+    prefixes = tuple(args.points.split(";")) if args.points else ("",)
     peers = [] if args.report else peer_points(only)
+    peers = [q for q in peers if label(q).startswith(prefixes)]
     if not args.report:
         warm_up(peers + our_points(16, 4_000))
     for s in [] if args.report else todo:
-        run_set(s, peers + our_points(s.k, s.n), args.sk1_seeds, results)
+        points = peers + [q for q in our_points(s.k, s.n) if label(q).startswith(prefixes)]
+        run_set(s, points, args.sk1_seeds, results, args.memmap)
         if args.json:
             args.json.write_text(json.dumps(results, indent=1))
     import numba
